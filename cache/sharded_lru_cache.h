@@ -1,0 +1,468 @@
+// A byte-bounded, sharded LRU cache of immutable values with single-flight
+// computation, built for compiled grammars keyed by their content hash.
+//
+//   ShardedLruCacheOptions<CompiledGrammar> options;
+//   options.max_bytes = 2ull << 30;
+//   options.sizer = [](const CompiledGrammar& g) { return g.MemoryBytes(); };
+//   ShardedLruCache<CompiledGrammar> cache(options);
+//   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g = cache.GetOrCompute(
+//       handle, [&] { return Compile(spec); }, rpc_deadline);
+//
+// Keys hash to one of N shards (a power of two); each shard has its own mutex,
+// LRU list and index, and an equal share of the byte budget. Values are shared
+// as std::shared_ptr<const Value>, so an evicted value lives on for as long as
+// a caller still holds it, and eviction never blocks on a reader.
+//
+// Single flight: while a key is being computed, further GetOrCompute callers
+// for it wait for that one compute instead of starting their own, and all get
+// its result or its error. Errors judged deterministic (see
+// IsDeterministicError) are cached for `error_ttl` so a storm of requests for
+// one bad spec costs one compile per TTL; values stay until evicted.
+#ifndef MASKD_CACHE_SHARDED_LRU_CACHE_H_
+#define MASKD_CACHE_SHARDED_LRU_CACHE_H_
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/hash/hash.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cache/cache_stats.h"
+#include "cache/clock.h"
+#include "cache/compute_errors.h"
+
+namespace maskd {
+
+template <typename Value>
+struct ShardedLruCacheOptions {
+  // Total budget over all shards; each shard gets max_bytes / num_shards. An
+  // entry bigger than one shard's budget is never kept (see stats.oversized).
+  size_t max_bytes = size_t{1} << 30;
+  // Rounded up to a power of two (at least 1). More shards, less contention;
+  // fewer shards, a more exact global LRU order and a larger per-entry limit.
+  size_t num_shards = 16;
+  // Bytes charged for a value stored by GetOrCompute or the two-argument
+  // Insert. Unset: sizeof(Value), which is only right for flat types.
+  std::function<size_t(const Value&)> sizer;
+  // How long a failed compute's error answers later calls for the key. Zero
+  // or less: errors are never cached.
+  absl::Duration error_ttl = absl::Seconds(5);
+  // Which errors to cache. Unset: IsDeterministicError.
+  std::function<bool(const absl::Status&)> should_cache_error;
+  // Time source for error expiry only (waiter deadlines are real time).
+  // Unset: Clock::Real(). Must outlive the cache.
+  const Clock* clock = nullptr;
+  // Optional event callbacks. Must outlive the cache and any compute in flight.
+  CacheObserver* observer = nullptr;
+  // Where computes run. Unset: on the thread of the caller that starts the
+  // compute, which therefore returns only when the compute is done, whatever
+  // its deadline. Set: the task is handed to the executor and every caller,
+  // including the one that started it, waits at most until its deadline.
+  // The executor must run every task it accepts exactly once.
+  std::function<void(absl::AnyInvocable<void() &&>)> executor;
+};
+
+// One cached entry, as listed by ShardedLruCache::Entries().
+struct CacheEntryInfo {
+  std::string key;
+  size_t bytes = 0;
+  bool is_error = false;
+};
+
+template <typename Value>
+class ShardedLruCache {
+ public:
+  using ValuePtr = std::shared_ptr<const Value>;
+  using Result = absl::StatusOr<ValuePtr>;
+  using Options = ShardedLruCacheOptions<Value>;
+
+  // Bytes charged for a cached error of `key` with `status`: the strings it
+  // holds plus a fixed allowance for the entry's bookkeeping.
+  static size_t ErrorCharge(std::string_view key, const absl::Status& status) {
+    return key.size() + status.message().size() + kErrorEntryOverheadBytes;
+  }
+
+  explicit ShardedLruCache(Options options = Options())
+      : impl_(std::make_shared<Impl>(std::move(options))) {}
+
+  ShardedLruCache(const ShardedLruCache&) = delete;
+  ShardedLruCache& operator=(const ShardedLruCache&) = delete;
+
+  // The cached value for `key`, or null when there is none (a cached error
+  // counts as none here). Counts a hit or a miss and refreshes LRU order.
+  ValuePtr Get(std::string_view key) { return impl_->Get(key); }
+
+  // Stores `value` (non-null) charged at `bytes`, replacing any entry for
+  // `key`, then evicts least recently used entries of its shard until the
+  // shard is within budget. Returns false, keeping nothing and dropping any
+  // old entry for the key, when `bytes` exceeds a shard's budget.
+  bool Insert(std::string_view key, ValuePtr value, size_t bytes) {
+    return impl_->Insert(key, std::move(value), bytes);
+  }
+  // As above, charged at options.sizer(*value).
+  bool Insert(std::string_view key, ValuePtr value) {
+    const size_t bytes = impl_->SizeOf(*value);
+    return impl_->Insert(key, std::move(value), bytes);
+  }
+
+  // Drops the entry (value or cached error) for `key`; true if there was one.
+  // A compute in flight for the key is not affected and will store its result.
+  bool Erase(std::string_view key) { return impl_->Erase(key); }
+
+  // Drops every entry. Computes in flight are not affected.
+  void Clear() { impl_->Clear(); }
+
+  // The cached value or cached error for `key`; otherwise the result of a
+  // compute, shared with every concurrent caller for the same key, which is
+  // started now (running `compute`) unless one is already in flight (then
+  // `compute` is not called). `compute` must return a non-null value or an
+  // error; a null value or an exception becomes INTERNAL. A caller still
+  // waiting at `deadline` gets DEADLINE_EXCEEDED while the compute goes on and
+  // fills the cache (see Options::executor for who waits).
+  template <typename ComputeFn>
+  Result GetOrCompute(std::string_view key, ComputeFn&& compute,
+                      absl::Time deadline = absl::InfiniteFuture()) {
+    static_assert(std::is_convertible_v<std::invoke_result_t<ComputeFn&>, Result>,
+                  "compute must return absl::StatusOr<std::shared_ptr<const Value>>");
+    return impl_->GetOrCompute(impl_, key, std::forward<ComputeFn>(compute), deadline);
+  }
+
+  // Counters and current size; cheap (no locks).
+  CacheStats stats() const { return impl_->counters.Snapshot(); }
+
+  // Every entry, most recently used first within each shard. Locks each shard
+  // in turn; meant for tests and debug pages, not hot paths.
+  std::vector<CacheEntryInfo> Entries() const { return impl_->Entries(); }
+
+  size_t num_shards() const { return impl_->shard_count; }
+  size_t shard_budget_bytes() const { return impl_->shard_budget; }
+
+ private:
+  static constexpr size_t kErrorEntryOverheadBytes = 128;
+
+  struct Entry {
+    std::string key;
+    ValuePtr value;      // Null for a cached error.
+    absl::Status error;  // Set for a cached error.
+    absl::Time expires;  // Cached errors only.
+    size_t bytes = 0;
+  };
+  using EntryList = std::list<Entry>;
+
+  // One compute in flight. `result` is written once, before `done` is
+  // notified, and read only after waiting on `done`.
+  struct Flight {
+    explicit Flight(std::string_view k) : key(k) {}
+    const std::string key;  // Viewed by the shard's `flights` index.
+    absl::Notification done;
+    Result result{absl::UnknownError("compute has not finished")};
+  };
+
+  struct alignas(64) Shard {
+    absl::Mutex mu;
+    EntryList lru ABSL_GUARDED_BY(mu);  // Front: most recently used.
+    // Keys view the strings owned by the list nodes, which never move.
+    absl::flat_hash_map<std::string_view, typename EntryList::iterator> index ABSL_GUARDED_BY(mu);
+    absl::flat_hash_map<std::string_view, std::shared_ptr<Flight>> flights ABSL_GUARDED_BY(mu);
+    size_t bytes ABSL_GUARDED_BY(mu) = 0;
+  };
+
+  // Work collected under a shard lock and finished after releasing it:
+  // destroying values (possibly large) and calling the observer.
+  struct Aftermath {
+    EntryList dropped;
+    std::vector<size_t> evicted_bytes;
+    size_t oversized_bytes = 0;
+    bool oversized = false;
+  };
+
+  // Shared with compute tasks handed to an executor, so a task that outlives
+  // the cache object still has somewhere to put its result.
+  struct Impl {
+    explicit Impl(Options opts)
+        : options(std::move(opts)),
+          shard_count(std::bit_ceil(options.num_shards == 0 ? size_t{1} : options.num_shards)),
+          shard_shift(64 - std::countr_zero(shard_count)),
+          shard_budget(options.max_bytes / shard_count),
+          clock(options.clock != nullptr ? *options.clock : Clock::Real()),
+          shards(std::make_unique<Shard[]>(shard_count)),
+          counters(options.observer, shard_budget * shard_count) {
+      if (!options.sizer) options.sizer = [](const Value&) { return sizeof(Value); };
+      if (!options.should_cache_error) options.should_cache_error = IsDeterministicError;
+    }
+
+    Shard& ShardFor(std::string_view key) const {
+      // The top bits pick the shard; flat_hash_map uses the low bits of the
+      // same hash inside the shard, so the two choices stay independent.
+      const uint64_t hash = absl::HashOf(key);
+      return shards[shard_count == 1 ? 0 : static_cast<size_t>(hash >> shard_shift)];
+    }
+
+    size_t SizeOf(const Value& value) const { return options.sizer(value); }
+
+    ValuePtr Get(std::string_view key) {
+      Shard& shard = ShardFor(key);
+      Aftermath after;
+      ValuePtr value;
+      {
+        absl::MutexLock lock(&shard.mu);
+        const Entry* entry = FindLocked(shard, key, after);
+        if (entry != nullptr && entry->value != nullptr) value = entry->value;
+      }
+      if (value != nullptr) {
+        counters.Hit();
+      } else {
+        counters.Miss();
+      }
+      return value;
+    }
+
+    bool Insert(std::string_view key, ValuePtr value, size_t bytes) {
+      Shard& shard = ShardFor(key);
+      Aftermath after;
+      {
+        absl::MutexLock lock(&shard.mu);
+        StoreValueLocked(shard, key, std::move(value), bytes, after);
+      }
+      const bool kept = !after.oversized;
+      Report(after);
+      return kept;
+    }
+
+    bool Erase(std::string_view key) {
+      Shard& shard = ShardFor(key);
+      Aftermath after;
+      absl::MutexLock lock(&shard.mu);
+      auto it = shard.index.find(key);
+      if (it == shard.index.end()) return false;
+      RemoveLocked(shard, it->second, after);
+      // `after` (and the dropped value) is destroyed after the lock is
+      // released: locals are destroyed in reverse order of construction.
+      return true;
+    }
+
+    void Clear() {
+      for (size_t i = 0; i < shard_count; ++i) {
+        Shard& shard = shards[i];
+        EntryList dropped;
+        absl::MutexLock lock(&shard.mu);
+        counters.AddResident(-static_cast<int64_t>(shard.bytes),
+                             -static_cast<int64_t>(shard.lru.size()));
+        shard.index.clear();
+        dropped.splice(dropped.end(), shard.lru);
+        shard.bytes = 0;
+      }
+    }
+
+    template <typename ComputeFn>
+    Result GetOrCompute(const std::shared_ptr<Impl>& self, std::string_view key,
+                        ComputeFn&& compute, absl::Time deadline) {
+      Shard& shard = ShardFor(key);
+      std::shared_ptr<Flight> flight;
+      bool leader = false;
+      ValuePtr cached_value;
+      absl::Status cached_error;
+      {
+        Aftermath after;  // Only ever holds an expired error; freed after unlock.
+        absl::MutexLock lock(&shard.mu);
+        if (const Entry* entry = FindLocked(shard, key, after); entry != nullptr) {
+          cached_value = entry->value;
+          cached_error = entry->error;
+        } else {
+          if (auto it = shard.flights.find(key); it != shard.flights.end()) {
+            flight = it->second;
+          } else {
+            flight = std::make_shared<Flight>(key);
+            shard.flights.emplace(flight->key, flight);
+            leader = true;
+          }
+        }
+      }
+      if (flight == nullptr) {
+        if (cached_value != nullptr) {
+          counters.Hit();
+          return cached_value;
+        }
+        counters.ErrorHit();
+        return cached_error;
+      }
+      if (!leader) {
+        counters.Join();
+        return Await(*flight, deadline);
+      }
+      counters.Miss();
+      if (!options.executor) {
+        RunCompute(key, compute, *flight);
+        return flight->result;
+      }
+      options.executor([self, key = std::string(key),
+                        compute = std::decay_t<ComputeFn>(std::forward<ComputeFn>(compute)),
+                        flight]() mutable { self->RunCompute(key, compute, *flight); });
+      return Await(*flight, deadline);
+    }
+
+    Result Await(Flight& flight, absl::Time deadline) {
+      if (!flight.done.WaitForNotificationWithDeadline(deadline)) {
+        counters.DeadlineExceeded();
+        return absl::DeadlineExceededError(
+            "deadline passed while waiting for the compute of this key; it goes on and will "
+            "fill the cache");
+      }
+      return flight.result;
+    }
+
+    // Runs `compute`, stores its outcome, ends the flight and wakes waiters.
+    template <typename ComputeFn>
+    void RunCompute(std::string_view key, ComputeFn& compute, Flight& flight) {
+      const absl::Time start = absl::Now();
+      Result result{absl::UnknownError("unset")};
+      bool threw = false;
+      size_t bytes = 0;
+      try {
+        result = compute();
+        if (result.ok() && *result == nullptr) {
+          result = absl::InternalError("compute returned a null value");
+        }
+        if (result.ok()) bytes = SizeOf(**result);
+      } catch (...) {
+        threw = true;
+        result = InternalErrorFromException(std::current_exception());
+      }
+      const absl::Duration elapsed = absl::Now() - start;
+
+      Shard& shard = ShardFor(key);
+      Aftermath after;
+      {
+        absl::MutexLock lock(&shard.mu);
+        if (result.ok()) {
+          StoreValueLocked(shard, key, *result, bytes, after);
+        } else if (options.error_ttl > absl::ZeroDuration() &&
+                   options.should_cache_error(result.status())) {
+          StoreErrorLocked(shard, key, result.status(), after);
+        }
+        // Under the same lock as the store: a caller that no longer finds
+        // the flight finds the entry (or, if it was not kept, computes anew).
+        shard.flights.erase(key);
+      }
+      flight.result = std::move(result);
+      flight.done.Notify();
+      counters.ComputeDone(elapsed, flight.result.status(), threw);
+      Report(after);
+    }
+
+    // The live entry for `key`, moved to the front of the LRU list, or null.
+    // An expired cached error is dropped and reported as absent.
+    const Entry* FindLocked(Shard& shard, std::string_view key, Aftermath& after)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      auto it = shard.index.find(key);
+      if (it == shard.index.end()) return nullptr;
+      auto node = it->second;
+      if (node->value == nullptr && clock.Now() >= node->expires) {
+        RemoveLocked(shard, node, after);
+        return nullptr;
+      }
+      shard.lru.splice(shard.lru.begin(), shard.lru, node);
+      return &*node;
+    }
+
+    void StoreValueLocked(Shard& shard, std::string_view key, ValuePtr value, size_t bytes,
+                          Aftermath& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      Entry entry;
+      entry.value = std::move(value);
+      entry.bytes = bytes;
+      StoreLocked(shard, key, std::move(entry), after);
+    }
+
+    void StoreErrorLocked(Shard& shard, std::string_view key, const absl::Status& error,
+                          Aftermath& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      Entry entry;
+      entry.error = error;
+      entry.expires = clock.Now() + options.error_ttl;
+      entry.bytes = ErrorCharge(key, error);
+      StoreLocked(shard, key, std::move(entry), after);
+    }
+
+    void StoreLocked(Shard& shard, std::string_view key, Entry entry, Aftermath& after)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      if (auto it = shard.index.find(key); it != shard.index.end()) {
+        RemoveLocked(shard, it->second, after);
+      }
+      if (entry.bytes > shard_budget) {
+        after.oversized = true;
+        after.oversized_bytes = entry.bytes;
+        // Keep the value alive until the lock is released, like any drop.
+        after.dropped.push_back(std::move(entry));
+        return;
+      }
+      entry.key = std::string(key);
+      const size_t bytes = entry.bytes;
+      shard.lru.push_front(std::move(entry));
+      shard.index.emplace(shard.lru.front().key, shard.lru.begin());
+      shard.bytes += bytes;
+      counters.AddResident(static_cast<int64_t>(bytes), 1);
+      // The new entry fits the budget on its own, so this stops before it.
+      while (shard.bytes > shard_budget) {
+        auto victim = std::prev(shard.lru.end());
+        after.evicted_bytes.push_back(victim->bytes);
+        RemoveLocked(shard, victim, after);
+      }
+    }
+
+    void RemoveLocked(Shard& shard, typename EntryList::iterator node, Aftermath& after)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      shard.index.erase(node->key);
+      shard.bytes -= node->bytes;
+      counters.AddResident(-static_cast<int64_t>(node->bytes), -1);
+      after.dropped.splice(after.dropped.end(), shard.lru, node);
+    }
+
+    void Report(const Aftermath& after) {
+      for (size_t bytes : after.evicted_bytes) counters.Eviction(bytes);
+      if (after.oversized) counters.Oversized(after.oversized_bytes);
+    }
+
+    std::vector<CacheEntryInfo> Entries() const {
+      std::vector<CacheEntryInfo> out;
+      for (size_t i = 0; i < shard_count; ++i) {
+        Shard& shard = shards[i];
+        absl::MutexLock lock(&shard.mu);
+        for (const Entry& e : shard.lru) {
+          out.push_back(CacheEntryInfo{e.key, e.bytes, e.value == nullptr});
+        }
+      }
+      return out;
+    }
+
+    Options options;
+    const size_t shard_count;
+    const int shard_shift;
+    const size_t shard_budget;
+    const Clock& clock;
+    const std::unique_ptr<Shard[]> shards;
+    CacheCounters counters;
+  };
+
+  const std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_CACHE_SHARDED_LRU_CACHE_H_
