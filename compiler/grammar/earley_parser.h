@@ -1,0 +1,119 @@
+// An Earley recognizer over the lexemes of a built Grammar, shaped for mask
+// computation: the trie walk pushes one Earley set per lexeme it scans and
+// pops it when it backtracks, so Scan/Pop are cheap and allocate nothing once
+// the buffers have grown to the working depth.
+//
+// Items are (position, origin) pairs of 32-bit integers; a position is a
+// dotted rule (see Grammar). Sets live back to back in one vector. Nullable
+// symbols use the Aycock-Horspool treatment (the dot skips a nullable symbol
+// at prediction time), so empty completions never need to be revisited.
+// Prediction adds precomputed closures. Leo's right-recursion optimization is
+// NOT implemented: a right-recursive chain of length n costs O(n) items per
+// set.
+#ifndef MASKD_COMPILER_GRAMMAR_EARLEY_PARSER_H_
+#define MASKD_COMPILER_GRAMMAR_EARLEY_PARSER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/grammar/grammar.h"
+#include "compiler/grammar/lexeme_set.h"
+
+namespace maskd {
+
+struct EarleyOptions {
+  // A Scan whose new set would exceed this many items fails with
+  // ResourceExhausted (pathological ambiguity or recursion).
+  size_t max_items_per_set = size_t{1} << 16;
+  // Bound on the items of all sets together (memory per matcher).
+  size_t max_total_items = size_t{1} << 24;
+};
+
+class EarleyParser {
+ public:
+  explicit EarleyParser(std::shared_ptr<const Grammar> grammar, EarleyOptions options = {});
+
+  // Copying clones the parse state (a matcher fork). Copy-assigning into an
+  // existing parser of the same grammar reuses its buffers.
+  EarleyParser(const EarleyParser&) = default;
+  EarleyParser& operator=(const EarleyParser&) = default;
+  EarleyParser(EarleyParser&&) noexcept = default;
+  EarleyParser& operator=(EarleyParser&&) noexcept = default;
+
+  // Back to the empty input.
+  void Reset();
+
+  // Appends lexeme `t`. Returns false and changes nothing if `t` is not in
+  // Allowed(), or if the new set would exceed a limit (then error() says so).
+  bool Scan(LexemeId t);
+  // Appends "one of `lexemes`" as a single new set: the lexer ended several
+  // lexemes on the same bytes. Lexemes not in Allowed() are ignored; returns
+  // false (no change) when none is allowed or a limit is hit.
+  bool ScanAny(const LexemeSet& lexemes);
+  // Undoes the last `n` scans; n <= Depth().
+  void Pop(size_t n);
+  // Number of scans since Reset().
+  size_t Depth() const { return set_start_.size() - 2; }
+
+  // Exactly the lexemes t for which (scanned lexemes + t) is a prefix of some
+  // sentence.
+  const LexemeSet& Allowed() const { return allowed_[Depth()]; }
+  // Whether the scanned lexemes form a sentence.
+  bool IsAccepting() const { return accepting_[Depth()] != 0; }
+
+  // OK, or ResourceExhausted when the last failed Scan hit a limit.
+  const absl::Status& error() const { return error_; }
+
+  const Grammar& grammar() const { return *grammar_; }
+  const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }
+  size_t num_items() const { return items_.size(); }
+  size_t current_set_size() const { return items_.size() - set_start_[set_start_.size() - 2]; }
+  // Approximate heap bytes held by this parser's buffers.
+  size_t ByteSizeEstimate() const;
+
+ private:
+  struct Item {
+    uint32_t pos;
+    uint32_t origin;
+  };
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+  void BeginSet();
+  // Runs prediction and completion to a fixpoint; on success publishes the
+  // set. On a limit error, removes the partial set and returns false.
+  bool FinishSet();
+  void Predict(NonterminalId a);
+  void Complete(NonterminalId b, uint32_t origin);
+  // Adds a non-predicted item unless the set already holds it.
+  void Add(uint32_t pos, uint32_t origin);
+  void AddUnique(uint32_t pos, uint32_t origin);
+  void NextGeneration();
+
+  std::shared_ptr<const Grammar> grammar_;
+  EarleyOptions options_;
+
+  std::vector<Item> items_;          // All sets, back to back.
+  std::vector<uint32_t> set_start_;  // Set i = items_[set_start_[i], set_start_[i + 1]).
+  std::vector<LexemeSet> allowed_;   // Per set; never shrinks so Pop/Scan reuse storage.
+  std::vector<uint8_t> accepting_;   // Per set.
+  absl::Status error_;
+
+  // Scratch for building one set, valid where the stamp equals generation_:
+  // chains of the set's items by position (dedupe without hashing), the
+  // nonterminals predicted, and the (nonterminal, origin) completions done.
+  uint32_t generation_ = 0;
+  uint32_t set_begin_ = 0;  // Index in items_ of the set being built.
+  uint32_t set_index_ = 0;
+  std::vector<uint32_t> pos_stamp_, pos_head_;
+  std::vector<uint32_t> item_next_;  // Parallel to the set being built.
+  std::vector<uint32_t> predicted_stamp_;
+  std::vector<uint32_t> done_stamp_, done_head_;
+  std::vector<uint32_t> done_origin_, done_next_;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_GRAMMAR_EARLEY_PARSER_H_

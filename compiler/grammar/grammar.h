@@ -1,0 +1,239 @@
+// The grammar IR every front end (JSON Schema, regex, choices, EBNF...) builds:
+// a context-free grammar whose terminals are LEXEMES, each a regex held by id
+// in the maskd::regex expression pool. A lazy lexer DFA runs the lexemes over
+// bytes; the Earley parser (earley_parser.h) runs over lexemes.
+//
+// GrammarBuilder collects lexemes, nonterminals and rules; Build() validates
+// them, trims every unproductive or unreachable symbol (so every symbol that
+// remains derives some string and sits in some sentence: that is what makes
+// the parser's Allowed() set exact) and precomputes the tables the parser
+// needs. A built Grammar is immutable and safe to share between threads.
+#ifndef MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
+#define MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "compiler/grammar/lexeme_set.h"
+
+namespace maskd {
+
+// An expression id in the maskd::regex pool (maskd::regex::ExprId). The
+// grammar only stores it; the lexer compiles it.
+using RegexExprId = uint32_t;
+using NonterminalId = uint32_t;
+using RuleId = uint32_t;
+
+struct LexemeFlags {
+  // End the lexeme at its first match instead of the longest one (e.g. a
+  // string body that stops at the first closing quote even though the regex
+  // could go on). The lexer interprets it; the parser does not.
+  bool lazy = false;
+  // A literal (fixed byte string) lexeme: lets later stages take shortcuts
+  // (jump-forward, lexer fast paths) without inspecting the regex.
+  bool literal = false;
+
+  friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
+};
+
+struct LexemeInfo {
+  std::string name;  // For errors and debug output.
+  RegexExprId regex = 0;
+  LexemeFlags flags;
+};
+
+// A grammar symbol: a lexeme or a nonterminal, packed in 32 bits (the top bit
+// says nonterminal) so rule bodies are flat arrays of integers.
+class Symbol {
+ public:
+  static constexpr uint32_t kNonterminalBit = 0x80000000u;
+
+  static constexpr Symbol Lexeme(LexemeId id) { return Symbol(id); }
+  static constexpr Symbol Nonterminal(NonterminalId id) { return Symbol(id | kNonterminalBit); }
+  static constexpr Symbol FromBits(uint32_t bits) { return Symbol(bits); }
+
+  constexpr bool is_nonterminal() const { return (bits_ & kNonterminalBit) != 0; }
+  constexpr bool is_lexeme() const { return !is_nonterminal(); }
+  // The lexeme or nonterminal id, without the tag bit.
+  constexpr uint32_t id() const { return bits_ & ~kNonterminalBit; }
+  constexpr uint32_t bits() const { return bits_; }
+
+  friend constexpr bool operator==(Symbol, Symbol) = default;
+
+ private:
+  constexpr explicit Symbol(uint32_t bits) : bits_(bits) {}
+  uint32_t bits_;
+};
+
+struct Rule {
+  NonterminalId lhs;
+  std::vector<Symbol> rhs;  // Empty: an epsilon rule.
+};
+
+class Grammar;
+
+class GrammarBuilder {
+ public:
+  static constexpr NonterminalId kNoStart = ~NonterminalId{0};
+
+  GrammarBuilder() = default;
+
+  // Adds a lexeme. A lexeme with the same regex and flags as an existing one
+  // IS that lexeme (the lexer would always end both on the same bytes), so
+  // its id is returned and `name` is ignored.
+  LexemeId AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags = {});
+  // Returns the nonterminal called `name`, creating it on first use, so front
+  // ends can reference a nonterminal before defining it. A nonterminal that
+  // is used but never gets a rule makes Build() fail naming it.
+  NonterminalId Nonterminal(std::string_view name);
+  // Always creates a fresh nonterminal; `name` is a hint for debug output and
+  // is made unique with a numeric suffix if taken.
+  NonterminalId FreshNonterminal(std::string_view name_hint);
+  void AddRule(NonterminalId lhs, std::vector<Symbol> rhs);
+  void SetStart(NonterminalId start) { start_ = start; }
+  // kNoStart until SetStart is called.
+  NonterminalId start() const { return start_; }
+
+  size_t num_lexemes() const { return lexemes_.size(); }
+  size_t num_nonterminals() const { return nonterminal_names_.size(); }
+  size_t num_rules() const { return rules_.size(); }
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::string& nonterminal_name(NonterminalId id) const { return nonterminal_names_[id]; }
+
+  // Validates, trims and precomputes. Errors (InvalidArgument):
+  //  - no start symbol, or a symbol id that was never created;
+  //  - "undefined nonterminal(s): a, b" for nonterminals used without rules;
+  //  - "grammar matches nothing" when the start symbol derives no string.
+  // The builder is left unchanged and can be built again.
+  absl::StatusOr<std::shared_ptr<const Grammar>> Build() const;
+
+ private:
+  friend class Grammar;
+  std::vector<LexemeInfo> lexemes_;
+  std::vector<std::string> nonterminal_names_;
+  absl::flat_hash_map<std::string, NonterminalId> nonterminal_by_name_;
+  struct LexemeKey {
+    RegexExprId regex;
+    bool lazy;
+    bool literal;
+    friend bool operator==(const LexemeKey&, const LexemeKey&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const LexemeKey& k) {
+      return H::combine(std::move(h), k.regex, k.lazy, k.literal);
+    }
+  };
+  absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
+  std::vector<Rule> rules_;
+  NonterminalId start_ = kNoStart;
+};
+
+// A built, trimmed grammar plus the parser tables. Ids are renumbered densely
+// by Build(); `builder_lexeme_id()` maps back.
+//
+// Nonterminal 0 is the augmented start `<start> -> S` (rule 0), so a complete
+// sentence is exactly a completed rule 0 spanning the whole input.
+//
+// Parser tables are in terms of POSITIONS: a position is a dotted rule (rule,
+// dot), numbered so that rule r occupies positions rule_first_pos(r) ..
+// rule_first_pos(r) + |rhs|, and advancing the dot is position + 1.
+class Grammar {
+ public:
+  // Position symbol meaning "the dot is at the end of the rule".
+  static constexpr uint32_t kEndOfRule = 0xFFFFFFFFu;
+  static constexpr NonterminalId kAugmentedStart = 0;
+
+  // --- Symbols ---
+  size_t num_lexemes() const { return lexemes_.size(); }
+  const LexemeInfo& lexeme(LexemeId id) const { return lexemes_[id]; }
+  LexemeId builder_lexeme_id(LexemeId id) const { return builder_lexeme_ids_[id]; }
+  size_t num_nonterminals() const { return nonterminal_names_.size(); }
+  const std::string& nonterminal_name(NonterminalId id) const { return nonterminal_names_[id]; }
+  // The user's start symbol (the augmented start's only child).
+  NonterminalId start() const { return start_; }
+
+  // --- Rules ---
+  size_t num_rules() const { return rule_lhs_.size(); }
+  NonterminalId rule_lhs(RuleId r) const { return rule_lhs_[r]; }
+  std::span<const Symbol> rule_rhs(RuleId r) const {
+    return {rhs_symbols_.data() + rule_first_pos_[r] - r, rule_length(r)};
+  }
+  size_t rule_length(RuleId r) const { return rule_first_pos_[r + 1] - rule_first_pos_[r] - 1; }
+  std::span<const RuleId> rules_of(NonterminalId a) const {
+    return {nt_rules_.data() + nt_rules_start_[a], nt_rules_start_[a + 1] - nt_rules_start_[a]};
+  }
+
+  // --- Analyses ---
+  bool nullable(NonterminalId a) const { return nullable_[a] != 0; }
+  // Lexemes that can begin a string derived from `a`.
+  const LexemeSet& first(NonterminalId a) const { return first_[a]; }
+  // Whether the empty lexeme sequence is a sentence.
+  bool accepts_empty() const { return nullable_[start_] != 0; }
+
+  // --- Parser tables ---
+  size_t num_positions() const { return pos_symbol_.size(); }
+  // Symbol bits after the dot (Symbol::bits()) or kEndOfRule.
+  uint32_t pos_symbol(uint32_t pos) const { return pos_symbol_[pos]; }
+  RuleId pos_rule(uint32_t pos) const { return pos_rule_[pos]; }
+  uint32_t rule_first_pos(RuleId r) const { return rule_first_pos_[r]; }
+  // The position of `<start> -> S .`: reaching it with origin 0 = accepting.
+  uint32_t accept_pos() const { return rule_first_pos_[0] + 1; }
+  // Every nonterminal predicted when `a` is predicted (`a` itself, then any B
+  // that a rule of an already predicted symbol can start with after nullable
+  // symbols).
+  std::span<const NonterminalId> prediction_closure(NonterminalId a) const {
+    return {closure_.data() + closure_start_[a], closure_start_[a + 1] - closure_start_[a]};
+  }
+  // Positions an Earley set gains when `a` itself is predicted: the start of
+  // each rule of `a`, plus the positions after each nullable prefix (the
+  // Aycock-Horspool treatment of nullable symbols). Includes the end position
+  // of rules that derive the empty string.
+  std::span<const uint32_t> predicted_positions(NonterminalId a) const {
+    return {predicted_.data() + predicted_start_[a], predicted_start_[a + 1] - predicted_start_[a]};
+  }
+  // Lexemes after the dot among predicted_positions(a).
+  const LexemeSet& predicted_lexemes(NonterminalId a) const { return predicted_lexemes_[a]; }
+
+  // Approximate heap bytes held (for the compiled-grammar cache).
+  size_t ByteSizeEstimate() const;
+  // Human-readable listing: lexemes, then rules as `A ::= B "x" ...`.
+  std::string DebugString() const;
+  std::string SymbolName(Symbol s) const;
+
+ private:
+  friend class GrammarBuilder;
+  Grammar() = default;
+  void ComputeTables();
+
+  std::vector<LexemeInfo> lexemes_;
+  std::vector<LexemeId> builder_lexeme_ids_;
+  std::vector<std::string> nonterminal_names_;
+  NonterminalId start_ = 0;
+
+  std::vector<NonterminalId> rule_lhs_;
+  std::vector<Symbol> rhs_symbols_;       // All bodies, concatenated.
+  std::vector<uint32_t> rule_first_pos_;  // num_rules + 1 entries.
+  std::vector<RuleId> nt_rules_;
+  std::vector<uint32_t> nt_rules_start_;
+
+  std::vector<uint8_t> nullable_;
+  std::vector<LexemeSet> first_;
+
+  std::vector<uint32_t> pos_symbol_;
+  std::vector<RuleId> pos_rule_;
+  std::vector<NonterminalId> closure_;
+  std::vector<uint32_t> closure_start_;
+  std::vector<uint32_t> predicted_;
+  std::vector<uint32_t> predicted_start_;
+  std::vector<LexemeSet> predicted_lexemes_;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
