@@ -1,0 +1,65 @@
+// Exact regular expressions (ECMA-262 syntax, also valid RE2) for JSON numbers
+// whose value lies in a range: what `minimum`/`maximum`/`exclusiveMinimum`/
+// `exclusiveMaximum` (and, where a regex can express it, `multipleOf`) lower to.
+//
+// What is accepted, exactly:
+//  * IntegerRangeRegex: every string `-?(0|[1-9][0-9]*)` whose value is in
+//    range ("-0" is zero, accepted when zero is). Bounds may be fractional
+//    (minimum 2.5 admits 3, 4, ...).
+//  * NumberRangeRegex: (a) every fixed-notation JSON number
+//    `-?(0|[1-9][0-9]*)(\.[0-9]+)?` whose value is in range (any number of
+//    fraction digits, trailing zeros included, "-0.0" is zero), and (b) every
+//    number in exponent notation whose mantissa is normalized, i.e.
+//    `-?[1-9](\.[0-9]+)?[eE][+-]?[0-9]+` (exponent digits may have leading
+//    zeros), plus the zero mantissa `-?0(\.0+)?[eE][+-]?[0-9]+`, whose value is
+//    in range. A non-normalized mantissa with an exponent ("12e3", "0.5e1") is
+//    never accepted. This covers everything Python's json.dumps (repr of a
+//    float: "1e+16", "1.5e-07", "123.25") or JavaScript's JSON.stringify
+//    writes. Restricting the mantissa is what makes the language regular:
+//    with "12e3" allowed, "digits before the point vs. exponent" would need
+//    counting.
+// An unbounded side is std::nullopt. An empty range is InvalidArgument.
+#ifndef MASKD_COMPILER_JSON_SCHEMA_NUMERIC_REGEX_H_
+#define MASKD_COMPILER_JSON_SCHEMA_NUMERIC_REGEX_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/json_schema/decimal.h"
+
+namespace maskd::json_schema {
+
+struct NumericBound {
+  Decimal value;
+  bool exclusive = false;
+};
+
+// Bounds with more than this many significant digit positions (integer plus
+// fraction digits of the bound, e.g. 1e-5000) are refused: the regex grows
+// linearly with them.
+inline constexpr int kMaxBoundDigits = 1000;
+
+absl::StatusOr<std::string> IntegerRangeRegex(const std::optional<NumericBound>& lower,
+                                              const std::optional<NumericBound>& upper);
+
+absl::StatusOr<std::string> NumberRangeRegex(const std::optional<NumericBound>& lower,
+                                             const std::optional<NumericBound>& upper);
+
+// Integers in range that are multiples of `multiple_of` (a positive number;
+// a non-integer divisor d admits the integers that are multiples of d).
+// Exact in these cases, Unimplemented (naming multipleOf) otherwise:
+//  * multiple_of is 1 (or divides 1, e.g. 0.5): the plain range;
+//  * the range holds at most 1000 multiples: they are listed;
+//  * the range is unbounded on both sides and multiple_of divides 10^n with
+//    at most 1000 residues to list (2, 4, 5, 8, 10, 20, 25, 50, 100, ...):
+//    divisibility is then decided by the last n digits.
+// (Other moduli, e.g. 3 or 7, are regular too but their regex is huge; a
+// right-linear grammar over residues is the way to lower them.)
+absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBound>& lower,
+                                                   const std::optional<NumericBound>& upper,
+                                                   const Decimal& multiple_of);
+
+}  // namespace maskd::json_schema
+
+#endif  // MASKD_COMPILER_JSON_SCHEMA_NUMERIC_REGEX_H_

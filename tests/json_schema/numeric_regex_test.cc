@@ -1,0 +1,257 @@
+// Brute-force checks of the numeric range regexes against an exact oracle
+// (Decimal comparison), matching with RE2.
+#include "compiler/json_schema/numeric_regex.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "re2/re2.h"
+
+namespace maskd::json_schema {
+namespace {
+
+using Bound = std::optional<NumericBound>;
+
+Decimal D(const std::string& s) { return *Decimal::FromString(s); }
+
+bool InRange(const Decimal& v, const Bound& lo, const Bound& hi) {
+  if (lo) {
+    int c = Compare(v, lo->value);
+    if (c < 0 || (c == 0 && lo->exclusive)) return false;
+  }
+  if (hi) {
+    int c = Compare(v, hi->value);
+    if (c > 0 || (c == 0 && hi->exclusive)) return false;
+  }
+  return true;
+}
+
+std::string Describe(const Bound& lo, const Bound& hi) {
+  return absl::StrCat(lo ? (lo->exclusive ? "(" : "[") : "(", lo ? lo->value.ToString() : "-inf",
+                      ", ", hi ? hi->value.ToString() : "inf",
+                      hi ? (hi->exclusive ? ")" : "]") : ")");
+}
+
+// Python's repr of a float in exponent form: mantissa digits, 'e', sign, at
+// least two exponent digits ("1e-05", "1.5e+20").
+std::string PythonScientific(const Decimal& v) {
+  const std::string& d = v.digits();
+  std::string out = v.negative() ? "-" : "";
+  out += d.substr(0, 1);
+  if (d.size() > 1) absl::StrAppend(&out, ".", d.substr(1));
+  int64_t e = v.MagnitudeExponent();
+  absl::StrAppend(&out, "e", e < 0 ? "-" : "+", absl::StrFormat("%02d", e < 0 ? -e : e));
+  return out;
+}
+
+std::vector<Bound> Bounds(const std::vector<std::string>& values) {
+  std::vector<Bound> out = {std::nullopt};
+  for (const std::string& v : values) {
+    out.push_back(NumericBound{D(v), false});
+    out.push_back(NumericBound{D(v), true});
+  }
+  return out;
+}
+
+TEST(IntegerRangeRegexTest, MatchesExactlyTheIntegersInRange) {
+  std::vector<std::string> candidates = {"-0"};
+  for (int i = -1200; i <= 1200; ++i) candidates.push_back(std::to_string(i));
+  const std::vector<Bound> bounds =
+      Bounds({"-1000", "-101", "-99", "-10", "-9.5", "-1", "0", "0.5", "1", "7", "9", "10", "19",
+              "99", "100", "101", "109", "990", "1000"});
+  int checked_ranges = 0;
+  for (const Bound& lo : bounds) {
+    for (const Bound& hi : bounds) {
+      bool any = false;
+      for (const std::string& c : candidates) any = any || InRange(D(c), lo, hi);
+      absl::StatusOr<std::string> re = IntegerRangeRegex(lo, hi);
+      if (!any) {
+        EXPECT_FALSE(re.ok()) << Describe(lo, hi) << " gave " << *re;
+        continue;
+      }
+      ASSERT_TRUE(re.ok()) << Describe(lo, hi) << ": " << re.status();
+      RE2 compiled(*re);
+      ASSERT_TRUE(compiled.ok()) << *re;
+      for (const std::string& c : candidates) {
+        ASSERT_EQ(RE2::FullMatch(c, compiled), InRange(D(c), lo, hi))
+            << c << " in " << Describe(lo, hi) << " regex " << *re;
+      }
+      for (const char* bad : {"01", "-01", "1.0", "1e2", "+1", "", "-", "00"}) {
+        ASSERT_FALSE(RE2::FullMatch(bad, compiled)) << bad << " regex " << *re;
+      }
+      ++checked_ranges;
+    }
+  }
+  EXPECT_GT(checked_ranges, 700);
+}
+
+TEST(IntegerRangeRegexTest, HugeBoundsBeyondInt64) {
+  const std::vector<std::string> edges = {"9223372036854775807", "-9223372036854775808",
+                                          "18446744073709551615", "100000000000000000000"};
+  for (const std::string& e : edges) {
+    Decimal edge = D(e);
+    for (bool exclusive : {false, true}) {
+      for (int side = 0; side < 2; ++side) {
+        Bound lo, hi;
+        (side == 0 ? lo : hi) = NumericBound{edge, exclusive};
+        absl::StatusOr<std::string> re = IntegerRangeRegex(lo, hi);
+        ASSERT_TRUE(re.ok()) << re.status();
+        RE2 compiled(*re);
+        ASSERT_TRUE(compiled.ok());
+        // Candidates: edge +- k for small k, and values far on both sides.
+        std::vector<Decimal> values = {D("0"), D("1"), D("-1"), D("1e25"), D("-1e25")};
+        Decimal up = edge, down = edge;
+        for (int k = 0; k < 30; ++k) {
+          values.push_back(up);
+          values.push_back(down);
+          up = up.PlusOne();
+          down = down.MinusOne();
+        }
+        for (const Decimal& v : values) {
+          std::string text = (v.negative() ? "-" : "") + v.IntegerDigits();
+          ASSERT_EQ(RE2::FullMatch(text, compiled), InRange(v, lo, hi))
+              << text << " in " << Describe(lo, hi);
+        }
+      }
+    }
+  }
+}
+
+TEST(NumberRangeRegexTest, MatchesFixedNotationWithUpToThreeFractionDigits) {
+  std::vector<std::string> candidates = {"-0", "-0.0", "0.000", "1.500", "-2.50", "0.0010"};
+  for (int i = -3000; i <= 3000; ++i) {
+    // i / 1000 written in shortest fixed notation.
+    Decimal v = *Decimal::FromString(absl::StrCat(i < 0 ? "-" : "", std::abs(i) / 1000, ".",
+                                                  absl::StrFormat("%03d", std::abs(i) % 1000)));
+    std::string text = (v.negative() ? "-" : "") + v.IntegerDigits();
+    if (!v.FractionDigits().empty()) absl::StrAppend(&text, ".", v.FractionDigits());
+    candidates.push_back(text);
+  }
+  for (int i = -480; i <= 480; ++i) {
+    candidates.push_back(absl::StrFormat("%.2f", i * 0.25));
+  }
+  const std::vector<Bound> bounds = Bounds(
+      {"-100", "-2.5", "-1", "-0.125", "0", "0.001", "0.5", "0.999", "1", "2.75", "10", "99.99"});
+  for (const Bound& lo : bounds) {
+    for (const Bound& hi : bounds) {
+      if (lo && hi &&
+          (Compare(lo->value, hi->value) > 0 ||
+           (lo->value == hi->value && (lo->exclusive || hi->exclusive)))) {
+        EXPECT_FALSE(NumberRangeRegex(lo, hi).ok()) << Describe(lo, hi);
+        continue;
+      }
+      absl::StatusOr<std::string> re = NumberRangeRegex(lo, hi);
+      ASSERT_TRUE(re.ok()) << Describe(lo, hi) << ": " << re.status();
+      RE2 compiled(*re);
+      ASSERT_TRUE(compiled.ok()) << *re;
+      for (const std::string& c : candidates) {
+        ASSERT_EQ(RE2::FullMatch(c, compiled), InRange(D(c), lo, hi))
+            << c << " in " << Describe(lo, hi) << " regex " << *re;
+      }
+      for (const char* bad : {"01", "1.", ".5", "+1", "", "-", "1.5.2", "0x1"}) {
+        ASSERT_FALSE(RE2::FullMatch(bad, compiled)) << bad << " regex " << *re;
+      }
+    }
+  }
+}
+
+TEST(NumberRangeRegexTest, AcceptsPythonExponentFormsInRange) {
+  std::vector<std::string> values = {"1e-5",   "9.9e-6",  "1.5e-7", "1e16",      "1e20",
+                                     "1.5e20", "9.99e19", "1e21",   "1.0001e20", "2.5e-300",
+                                     "1e300",  "7e-1",    "3e0",    "1.25e2",    "5e-324"};
+  std::vector<Decimal> decimals;
+  for (const std::string& v : values) {
+    decimals.push_back(D(v));
+    decimals.push_back(D(v).Negated());
+  }
+  const std::vector<Bound> bounds =
+      Bounds({"-1e20", "-1", "0", "1e-5", "0.7", "3", "125", "1e16", "1e20", "1.5e20"});
+  for (const Bound& lo : bounds) {
+    for (const Bound& hi : bounds) {
+      absl::StatusOr<std::string> re = NumberRangeRegex(lo, hi);
+      if (!re.ok()) continue;  // Empty ranges: covered above.
+      RE2 compiled(*re);
+      ASSERT_TRUE(compiled.ok()) << *re;
+      for (const Decimal& v : decimals) {
+        const bool expected = InRange(v, lo, hi);
+        std::string python = PythonScientific(v);
+        ASSERT_EQ(RE2::FullMatch(python, compiled), expected)
+            << python << " in " << Describe(lo, hi) << " regex " << *re;
+        // Other normalized spellings: 'E', no '+', extra leading zeros.
+        std::string plain = python;
+        for (char& ch : plain) {
+          if (ch == 'e') ch = 'E';
+        }
+        ASSERT_EQ(RE2::FullMatch(plain, compiled), expected) << plain << " " << *re;
+        // Non-normalized mantissas are never accepted (documented restriction).
+        ASSERT_FALSE(RE2::FullMatch(absl::StrCat(v.negative() ? "-" : "", "10e5"), compiled));
+      }
+      for (const char* zero : {"0e0", "0.0E+5", "-0e-3"}) {
+        ASSERT_EQ(RE2::FullMatch(zero, compiled), InRange(Decimal(), lo, hi)) << zero << *re;
+      }
+    }
+  }
+}
+
+TEST(NumberRangeRegexTest, UnboundedAcceptsAllJsonNumbers) {
+  absl::StatusOr<std::string> re = NumberRangeRegex(std::nullopt, std::nullopt);
+  ASSERT_TRUE(re.ok());
+  RE2 compiled(*re);
+  for (const char* good : {"0", "-0", "12.5", "-1e+20", "3.25E-7", "100", "0.000"}) {
+    EXPECT_TRUE(RE2::FullMatch(good, compiled)) << good;
+  }
+}
+
+TEST(NumberRangeRegexTest, RefusesAbsurdBounds) {
+  EXPECT_EQ(NumberRangeRegex(NumericBound{D("1e-5000"), false}, std::nullopt).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
+TEST(IntegerMultipleOfRegexTest, ExactWhereSupported) {
+  std::vector<std::string> candidates;
+  for (int i = -1100; i <= 1100; ++i) candidates.push_back(std::to_string(i));
+  struct Case {
+    Bound lo, hi;
+    std::string multiple;
+  };
+  std::vector<Case> cases = {
+      {std::nullopt, std::nullopt, "5"},
+      {std::nullopt, std::nullopt, "4"},
+      {std::nullopt, std::nullopt, "25"},
+      {std::nullopt, std::nullopt, "8"},
+      {std::nullopt, std::nullopt, "0.5"},
+      {std::nullopt, std::nullopt, "2.5"},
+      {NumericBound{D("-30"), false}, NumericBound{D("1000"), true}, "7"},
+      {NumericBound{D("0"), true}, NumericBound{D("100"), false}, "11"},
+      {NumericBound{D("-1000"), false}, NumericBound{D("1000"), false}, "3"},
+  };
+  for (const Case& c : cases) {
+    Decimal m = D(c.multiple);
+    absl::StatusOr<std::string> re = IntegerMultipleOfRegex(c.lo, c.hi, m);
+    ASSERT_TRUE(re.ok()) << c.multiple << ": " << re.status();
+    RE2 compiled(*re);
+    ASSERT_TRUE(compiled.ok()) << *re;
+    for (const std::string& s : candidates) {
+      int64_t v = std::stoll(s);
+      // v is a multiple of m = digits * 10^e iff v * 10^-e % digits == 0.
+      int64_t scaled = v, divisor = std::stoll(m.digits());
+      for (int64_t e = m.exponent(); e < 0; ++e) scaled *= 10;
+      for (int64_t e = 0; e < m.exponent(); ++e) divisor *= 10;
+      bool expected = scaled % divisor == 0 && InRange(D(s), c.lo, c.hi);
+      ASSERT_EQ(RE2::FullMatch(s, compiled), expected) << s << " multipleOf " << c.multiple;
+    }
+  }
+  EXPECT_EQ(IntegerMultipleOfRegex(std::nullopt, std::nullopt, D("7")).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(
+      IntegerMultipleOfRegex(NumericBound{D("0"), false}, std::nullopt, D("3")).status().code(),
+      absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace maskd::json_schema
