@@ -53,6 +53,8 @@ void EarleyParser::BeginSet() {
   item_next_.clear();
   done_origin_.clear();
   done_next_.clear();
+  if (leo_.size() <= set_index_) leo_.resize(set_index_ + 1);
+  leo_[set_index_].clear();
   if (allowed_.size() <= set_index_) {
     allowed_.emplace_back(grammar_->num_lexemes());
   } else {
@@ -116,6 +118,11 @@ void EarleyParser::Complete(NonterminalId b, uint32_t origin) {
   done_next_.push_back(done_head_[b]);
   done_head_[b] = static_cast<uint32_t>(done_origin_.size() - 1);
 
+  Item top;
+  if (LeoTop(b, origin, &top)) {
+    Add(top.pos, top.origin);
+    return;
+  }
   const uint32_t want = Symbol::Nonterminal(b).bits();
   const Grammar& g = *grammar_;
   const uint32_t end = set_start_[origin + 1];
@@ -123,6 +130,63 @@ void EarleyParser::Complete(NonterminalId b, uint32_t origin) {
     const Item item = items_[k];
     if (g.pos_symbol(item.pos) == want) Add(item.pos + 1, item.origin);
   }
+}
+
+bool EarleyParser::PenultimateItem(NonterminalId b, uint32_t set, Item* completed) const {
+  const uint32_t want = Symbol::Nonterminal(b).bits();
+  const Grammar& g = *grammar_;
+  const uint32_t end = set_start_[set + 1];
+  bool found = false;
+  for (uint32_t k = set_start_[set]; k < end; ++k) {
+    const Item item = items_[k];
+    if (g.pos_symbol(item.pos) != want) continue;
+    if (found || g.pos_symbol(item.pos + 1) != Grammar::kEndOfRule) return false;
+    *completed = Item{item.pos + 1, item.origin};
+    found = true;
+  }
+  return found;
+}
+
+bool EarleyParser::LeoTop(NonterminalId b, uint32_t origin, Item* top) {
+  // Walk down the chain to a memoized or chain-ending link, then memoize
+  // every link on the way back (iteratively: chains can be long).
+  const Grammar& g = *grammar_;
+  leo_stack_.clear();
+  NonterminalId nt = b;
+  uint32_t set = origin;
+  Item deeper{kNone, 0};
+  for (;;) {
+    const LeoEntry* memo = nullptr;
+    for (const LeoEntry& e : leo_[set]) {
+      if (e.nt == nt) {
+        memo = &e;
+        break;
+      }
+    }
+    if (memo != nullptr) {
+      deeper = memo->top;
+      break;
+    }
+    Item completed;
+    if (!PenultimateItem(nt, set, &completed)) {
+      leo_[set].push_back(LeoEntry{nt, Item{kNone, 0}});
+      break;
+    }
+    leo_stack_.push_back(LeoLink{nt, set, completed});
+    // Continue only into strictly earlier sets: unit cycles inside one set
+    // (A -> B, B -> A) would otherwise loop.
+    if (completed.origin >= set) break;
+    nt = g.rule_lhs(g.pos_rule(completed.pos));
+    set = completed.origin;
+  }
+  while (!leo_stack_.empty()) {
+    const LeoLink link = leo_stack_.back();
+    leo_stack_.pop_back();
+    if (deeper.pos == kNone) deeper = link.completed;
+    leo_[link.set].push_back(LeoEntry{link.nt, deeper});
+  }
+  *top = deeper;
+  return deeper.pos != kNone;
 }
 
 bool EarleyParser::FinishSet() {

@@ -73,7 +73,8 @@ TEST(TokenTrieTest, EveryTokenFoundExactlyOnceWithItsBytes) {
     for (const TokenBytes& t : v.tokens) {
       if (t.bytes.empty()) continue;
       expected[std::string(t.bytes)].push_back(t.id);
-      for (size_t k = 1; k <= t.bytes.size(); ++k) prefixes.insert(std::string(t.bytes.substr(0, k)));
+      for (size_t k = 1; k <= t.bytes.size(); ++k)
+        prefixes.insert(std::string(t.bytes.substr(0, k)));
       max_len = std::max(max_len, t.bytes.size());
     }
     size_t num_tokens = 0;
@@ -173,7 +174,7 @@ TEST(TokenTrieTest, DuplicatesAndDegenerateInputs) {
   std::vector<TokenId> ids;
   trie->ForEachToken(ab, [&](TokenId id) { ids.push_back(id); });
   EXPECT_EQ(ids, (std::vector<TokenId>{3, 7, 9}));  // Repeated (3, "ab") kept once.
-  EXPECT_EQ(trie->num_tokens(), 5u);               // Empty token dropped.
+  EXPECT_EQ(trie->num_tokens(), 5u);                // Empty token dropped.
   EXPECT_FALSE(trie->has_token(TokenTrie::kRoot));
 
   auto empty = TokenTrie::Build({});

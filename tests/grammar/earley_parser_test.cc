@@ -1,0 +1,292 @@
+// EarleyParser on a JSON-like grammar and on recursion shapes: exact Allowed
+// sets, Scan/Pop symmetry, clones, ScanAny, item limits, and no heap
+// allocation in steady-state Scan/Pop.
+#include "compiler/grammar/earley_parser.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/grammar/grammar.h"
+#include "gtest/gtest.h"
+
+// Counts heap allocations so a test can assert there are none. The
+// replacement pairs malloc with free; GCC cannot see that new/delete are
+// both replaced here and warns at every inlined container deallocation.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+std::atomic<size_t> g_allocations{0};
+}  // namespace
+
+void* operator new(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace maskd {
+namespace {
+
+Symbol N(NonterminalId a) { return Symbol::Nonterminal(a); }
+Symbol L(LexemeId t) { return Symbol::Lexeme(t); }
+
+// JSON over abstract lexemes:
+//   value   ::= object | array | STRING | NUMBER | TRUE
+//   object  ::= "{" "}" | "{" members "}"
+//   members ::= pair | members "," pair          (left recursive)
+//   pair    ::= STRING ":" value
+//   array   ::= "[" elems "]"
+//   elems   ::= eps | value rest                 (nullable)
+//   rest    ::= eps | "," value rest             (right recursive)
+struct JsonGrammar {
+  enum Lex : LexemeId {
+    kLBrace,
+    kRBrace,
+    kLBracket,
+    kRBracket,
+    kComma,
+    kColon,
+    kString,
+    kNumber,
+    kTrue,
+    kNumLex
+  };
+  std::shared_ptr<const Grammar> grammar;
+  std::vector<LexemeId> id;  // Builder lexeme -> grammar lexeme.
+
+  JsonGrammar() {
+    GrammarBuilder b;
+    const char* names[] = {"{", "}", "[", "]", ",", ":", "STRING", "NUMBER", "true"};
+    for (LexemeId t = 0; t < kNumLex; ++t) b.AddLexeme(names[t], t);
+    const NonterminalId value = b.Nonterminal("value"), object = b.Nonterminal("object"),
+                        members = b.Nonterminal("members"), pair = b.Nonterminal("pair"),
+                        array = b.Nonterminal("array"), elems = b.Nonterminal("elems"),
+                        rest = b.Nonterminal("rest");
+    b.AddRule(value, {N(object)});
+    b.AddRule(value, {N(array)});
+    b.AddRule(value, {L(kString)});
+    b.AddRule(value, {L(kNumber)});
+    b.AddRule(value, {L(kTrue)});
+    b.AddRule(object, {L(kLBrace), L(kRBrace)});
+    b.AddRule(object, {L(kLBrace), N(members), L(kRBrace)});
+    b.AddRule(members, {N(pair)});
+    b.AddRule(members, {N(members), L(kComma), N(pair)});
+    b.AddRule(pair, {L(kString), L(kColon), N(value)});
+    b.AddRule(array, {L(kLBracket), N(elems), L(kRBracket)});
+    b.AddRule(elems, {});
+    b.AddRule(elems, {N(value), N(rest)});
+    b.AddRule(rest, {});
+    b.AddRule(rest, {L(kComma), N(value), N(rest)});
+    b.SetStart(value);
+    grammar = *b.Build();
+    id.resize(kNumLex);
+    for (LexemeId t = 0; t < grammar->num_lexemes(); ++t) id[grammar->builder_lexeme_id(t)] = t;
+  }
+
+  LexemeSet Set(std::initializer_list<Lex> lexemes) const {
+    LexemeSet s(grammar->num_lexemes());
+    for (Lex l : lexemes) s.Insert(id[l]);
+    return s;
+  }
+};
+
+using J = JsonGrammar;
+
+TEST(EarleyParserTest, JsonAllowedSetsAreExact) {
+  JsonGrammar j;
+  EarleyParser p(j.grammar);
+  const LexemeSet value_start = j.Set({J::kLBrace, J::kLBracket, J::kString, J::kNumber, J::kTrue});
+  EXPECT_EQ(p.Allowed(), value_start);
+  EXPECT_FALSE(p.IsAccepting());
+  ASSERT_TRUE(p.Scan(j.id[J::kLBracket]));
+  LexemeSet after_lbracket = value_start;
+  after_lbracket.Insert(j.id[J::kRBracket]);
+  EXPECT_EQ(p.Allowed(), after_lbracket);
+  ASSERT_TRUE(p.Scan(j.id[J::kNumber]));
+  EXPECT_EQ(p.Allowed(), j.Set({J::kComma, J::kRBracket}));
+  ASSERT_TRUE(p.Scan(j.id[J::kComma]));
+  EXPECT_EQ(p.Allowed(), value_start);
+  ASSERT_TRUE(p.Scan(j.id[J::kLBrace]));
+  EXPECT_EQ(p.Allowed(), j.Set({J::kString, J::kRBrace}));
+  ASSERT_TRUE(p.Scan(j.id[J::kString]));
+  EXPECT_EQ(p.Allowed(), j.Set({J::kColon}));
+  EXPECT_FALSE(p.Scan(j.id[J::kComma]));
+  EXPECT_EQ(p.Depth(), 5u);
+  ASSERT_TRUE(p.Scan(j.id[J::kColon]));
+  ASSERT_TRUE(p.Scan(j.id[J::kTrue]));
+  EXPECT_EQ(p.Allowed(), j.Set({J::kComma, J::kRBrace}));
+  ASSERT_TRUE(p.Scan(j.id[J::kRBrace]));
+  ASSERT_TRUE(p.Scan(j.id[J::kRBracket]));
+  EXPECT_TRUE(p.IsAccepting());
+  EXPECT_TRUE(p.Allowed().Empty());
+  EXPECT_FALSE(p.Scan(j.id[J::kComma]));
+  p.Pop(1);
+  EXPECT_FALSE(p.IsAccepting());
+  EXPECT_EQ(p.Allowed(), j.Set({J::kComma, J::kRBracket}));
+}
+
+// Random walks: remember Allowed/IsAccepting per depth, pop random amounts,
+// and check the remembered state comes back; clones diverge independently.
+TEST(EarleyParserTest, PushPopAndCloneRestoreState) {
+  JsonGrammar j;
+  EarleyParser p(j.grammar);
+  std::mt19937 rng(11);
+  std::vector<LexemeSet> allowed{p.Allowed()};
+  std::vector<bool> accepting{p.IsAccepting()};
+  for (int step = 0; step < 3000; ++step) {
+    if (rng() % 4 == 0 && p.Depth() > 0) {
+      const size_t n = 1 + rng() % p.Depth();
+      p.Pop(n);
+      allowed.resize(allowed.size() - n);
+      accepting.resize(accepting.size() - n);
+      ASSERT_EQ(p.Allowed(), allowed.back());
+      ASSERT_EQ(p.IsAccepting(), accepting.back());
+      continue;
+    }
+    const std::vector<LexemeId> choices = p.Allowed().ToVector();
+    if (choices.empty()) {
+      p.Reset();
+      allowed.assign(1, p.Allowed());
+      accepting.assign(1, p.IsAccepting());
+      continue;
+    }
+    ASSERT_TRUE(p.Scan(choices[rng() % choices.size()]));
+    allowed.push_back(p.Allowed());
+    accepting.push_back(p.IsAccepting());
+    ASSERT_EQ(p.Depth() + 1, allowed.size());
+
+    if (step % 97 == 0) {
+      // A clone continues on its own; the original is untouched.
+      EarleyParser clone = p;
+      const std::vector<LexemeId> next = clone.Allowed().ToVector();
+      if (!next.empty()) {
+        ASSERT_TRUE(clone.Scan(next.front()));
+      }
+      EXPECT_EQ(p.Allowed(), allowed.back());
+      EXPECT_EQ(p.Depth() + 1, allowed.size());
+      // Copy-assign back over another parser.
+      EarleyParser other(j.grammar);
+      other = p;
+      EXPECT_EQ(other.Allowed(), p.Allowed());
+      EXPECT_EQ(other.Depth(), p.Depth());
+    }
+  }
+}
+
+TEST(EarleyParserTest, ScanAnyIsUnionOfScans) {
+  // S ::= A "x" | B "y" ; A ::= "a" ; B ::= "b" | "a" "a"
+  GrammarBuilder b;
+  const LexemeId a = b.AddLexeme("a", 0), bb = b.AddLexeme("b", 1), x = b.AddLexeme("x", 2),
+                 y = b.AddLexeme("y", 3);
+  const NonterminalId s = b.Nonterminal("S"), na = b.Nonterminal("A"), nb = b.Nonterminal("B");
+  b.AddRule(s, {N(na), L(x)});
+  b.AddRule(s, {N(nb), L(y)});
+  b.AddRule(na, {L(a)});
+  b.AddRule(nb, {L(bb)});
+  b.AddRule(nb, {L(a), L(a)});
+  b.SetStart(s);
+  auto g = *b.Build();
+  EarleyParser p(g);
+  LexemeSet ab(g->num_lexemes());
+  ab.Insert(a);
+  ab.Insert(bb);
+  ASSERT_TRUE(p.ScanAny(ab));
+  LexemeSet expected(g->num_lexemes());
+  expected.Insert(a);  // From "a" "a".
+  expected.Insert(x);
+  expected.Insert(y);  // From "b".
+  EXPECT_EQ(p.Allowed(), expected);
+  LexemeSet none(g->num_lexemes());
+  none.Insert(x);
+  p.Pop(1);
+  EXPECT_FALSE(p.ScanAny(none));  // x is not allowed first.
+  EXPECT_EQ(p.Depth(), 0u);
+}
+
+TEST(EarleyParserTest, LongLeftAndRightRecursion) {
+  GrammarBuilder b;
+  const LexemeId a = b.AddLexeme("a", 0), z = b.AddLexeme("z", 1);
+  const NonterminalId s = b.Nonterminal("S"), left = b.Nonterminal("Left"),
+                      right = b.Nonterminal("Right");
+  b.AddRule(s, {N(left), N(right)});
+  b.AddRule(left, {N(left), L(a)});  // Left ::= Left a | a
+  b.AddRule(left, {L(a)});
+  b.AddRule(right, {L(z), N(right)});  // Right ::= z Right | z
+  b.AddRule(right, {L(z)});
+  b.SetStart(s);
+  EarleyParser p(*b.Build());
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(p.Scan(a));
+  // Left recursion keeps sets small.
+  EXPECT_LT(p.current_set_size(), 20u);
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(p.Scan(z));
+    ASSERT_TRUE(p.IsAccepting());
+  }
+  // Leo's optimization keeps right recursion small too.
+  EXPECT_LT(p.current_set_size(), 20u);
+  EXPECT_LT(p.num_items(), 20u * 4000u);
+  EXPECT_FALSE(p.Allowed().Contains(a));
+  EXPECT_TRUE(p.Allowed().Contains(z));
+}
+
+TEST(EarleyParserTest, ItemLimitFailsCleanly) {
+  // S ::= S S | a : the number of items per set grows with the input.
+  GrammarBuilder b;
+  const LexemeId a = b.AddLexeme("a", 0);
+  const NonterminalId s = b.Nonterminal("S");
+  b.AddRule(s, {N(s), N(s)});
+  b.AddRule(s, {L(a)});
+  b.SetStart(s);
+  EarleyOptions options;
+  options.max_items_per_set = 200;
+  EarleyParser p(*b.Build(), options);
+  size_t scanned = 0;
+  while (p.Scan(a)) {
+    ++scanned;
+    ASSERT_LT(scanned, 1000u) << "limit never hit";
+  }
+  EXPECT_EQ(p.error().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_GT(scanned, 10u);
+  // The failed scan changed nothing; smaller steps still work.
+  EXPECT_EQ(p.Depth(), scanned);
+  EXPECT_TRUE(p.IsAccepting());
+  EXPECT_TRUE(p.Allowed().Contains(a));
+  p.Pop(5);
+  EXPECT_TRUE(p.Scan(a));
+  EXPECT_TRUE(p.error().ok());
+}
+
+TEST(EarleyParserTest, SteadyStateScanPopDoesNotAllocate) {
+  JsonGrammar j;
+  EarleyParser p(j.grammar);
+  const std::vector<LexemeId> doc = {j.id[J::kLBracket], j.id[J::kLBrace],   j.id[J::kString],
+                                     j.id[J::kColon],    j.id[J::kLBracket], j.id[J::kNumber],
+                                     j.id[J::kComma],    j.id[J::kTrue],     j.id[J::kRBracket],
+                                     j.id[J::kRBrace],   j.id[J::kComma],    j.id[J::kString],
+                                     j.id[J::kRBracket]};
+  auto cycle = [&] {
+    for (LexemeId t : doc) {
+      if (!p.Scan(t)) return false;
+    }
+    for (size_t k = 0; k < doc.size(); ++k) {
+      // Like a trie walk: try every allowed lexeme one level deeper.
+      p.Allowed().ForEach([&](LexemeId t) {
+        if (p.Scan(t)) p.Pop(1);
+      });
+      p.Pop(1);
+    }
+    return p.IsAccepting() == false && p.Depth() == 0;
+  };
+  ASSERT_TRUE(cycle());  // Warm-up grows the buffers.
+  const size_t before = g_allocations.load();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(cycle());
+  EXPECT_EQ(g_allocations.load() - before, 0u);
+}
+
+}  // namespace
+}  // namespace maskd
