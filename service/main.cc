@@ -1,0 +1,87 @@
+// maskd: constrained decoding as a service. Parses flags, starts the server,
+// and on SIGTERM/SIGINT drains it and exits 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "service/log.h"
+#include "service/server.h"
+#include "service/tokenizer_flags.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC address host:port; port 0 picks a free port (the log says which).");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address host:port; port 0 picks a free port; empty disables.");
+ABSL_FLAG(std::vector<std::string>, tokenizer, {},
+          "Tokenizers to preload: comma list of name=DIR or name (DIR = "
+          "${XDG_CACHE_HOME:-$HOME/.cache}/maskd/tokenizers/name); may be repeated.");
+ABSL_FLAG(int, threads, 64, "Most gRPC server threads; each open Session stream holds one.");
+ABSL_FLAG(int, max_message_bytes, 64 << 20,
+          "Largest gRPC message accepted or sent, in bytes (tokenizer uploads are ~10 MiB).");
+ABSL_FLAG(int64_t, max_tokenizer_bytes, int64_t{64} << 20,
+          "Largest tokenizer.json accepted by RegisterTokenizer, in bytes.");
+ABSL_FLAG(int, max_tokenizers, 32, "Most distinct tokenizers held at once.");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
+          "On SIGTERM/SIGINT, how long in-flight calls may finish before being cancelled.");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("maskd: constrained decoding as a gRPC service.");
+  // absl keeps only the last --tokenizer; collect every occurrence first.
+  const std::vector<std::string> tokenizer_values =
+      maskd::CollectFlagValues(argc, argv, "tokenizer");
+  absl::ParseCommandLine(argc, argv);
+
+  // Block the stop signals in every thread (gRPC's and civetweb's threads
+  // inherit this mask) so only the sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<std::vector<maskd::TokenizerSource>> preload =
+      maskd::ParseTokenizerFlags(tokenizer_values, maskd::DefaultTokenizerCacheDir());
+  if (!preload.ok()) {
+    MASKD_LOG(ERROR) << preload.status().message();
+    return EXIT_FAILURE;
+  }
+  if (absl::GetFlag(FLAGS_threads) < 2 || absl::GetFlag(FLAGS_max_message_bytes) < 1024 ||
+      absl::GetFlag(FLAGS_max_tokenizer_bytes) < 1 || absl::GetFlag(FLAGS_max_tokenizers) < 1) {
+    MASKD_LOG(ERROR) << "--threads must be >= 2, --max_message_bytes >= 1024, "
+                        "--max_tokenizer_bytes and --max_tokenizers >= 1";
+    return EXIT_FAILURE;
+  }
+
+  maskd::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.preload = *std::move(preload);
+  options.tokenizer_limits.max_tokenizer_json_bytes =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_tokenizer_bytes));
+  options.tokenizer_limits.max_tokenizers =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_tokenizers));
+
+  absl::StatusOr<std::unique_ptr<maskd::Server>> server = maskd::Server::Start(options);
+  if (!server.ok()) {
+    MASKD_LOG(ERROR) << server.status().message();
+    return EXIT_FAILURE;
+  }
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  MASKD_LOG(INFO) << "received " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
+                  << ", draining";
+  (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  server->reset();
+  MASKD_LOG(INFO) << "stopped";
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,121 @@
+#include "service/maskd_service.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "service/log.h"
+#include "service/status_convert.h"
+
+namespace maskd {
+namespace {
+
+// Records one RPC's outcome and latency when the handler returns.
+class RpcRecorder {
+ public:
+  RpcRecorder(ServiceMetrics* metrics, const char* method)
+      : metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {}
+
+  grpc::Status Finish(grpc::Status status) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    metrics_->RecordRpc(method_, status.error_code(), elapsed.count());
+    return status;
+  }
+
+ private:
+  ServiceMetrics* metrics_;
+  const char* method_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info) {
+  const Tokenizer& tokenizer = *entry.tokenizer;
+  info->set_tokenizer_id(tokenizer.id());
+  info->set_name(tokenizer.name());
+  switch (tokenizer.kind()) {
+    case TokenizerKind::kByteLevelBpe:
+      info->set_kind(v1::TOKENIZER_KIND_BYTE_LEVEL_BPE);
+      break;
+    case TokenizerKind::kSentencePieceBpe:
+      info->set_kind(v1::TOKENIZER_KIND_SENTENCEPIECE_BPE);
+      break;
+  }
+  info->set_vocab_size(static_cast<uint32_t>(tokenizer.vocab_size()));
+  for (TokenId eos : tokenizer.eos_ids()) info->add_eos_token_ids(eos);
+  info->set_special_token_count(static_cast<uint32_t>(entry.special_token_count));
+  info->set_preloaded(entry.preloaded);
+}
+
+MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics)
+    : tokenizers_(tokenizers), metrics_(metrics), compile_(tokenizers), session_(tokenizers) {}
+
+grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* /*context*/,
+                                             const v1::RegisterTokenizerRequest* request,
+                                             v1::RegisterTokenizerResponse* response) {
+  RpcRecorder recorder(metrics_, "RegisterTokenizer");
+  return recorder.Finish(DoRegisterTokenizer(*request, response));
+}
+
+grpc::Status MaskdService::DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
+                                               v1::RegisterTokenizerResponse* response) {
+  switch (request.source_case()) {
+    case v1::RegisterTokenizerRequest::kPreloadedName: {
+      absl::StatusOr<RegisteredTokenizer> entry = tokenizers_->FindByName(request.preloaded_name());
+      if (!entry.ok()) return ToGrpcStatus(entry.status());
+      FillTokenizerInfo(*entry, response->mutable_tokenizer());
+      response->set_already_registered(true);
+      return grpc::Status::OK;
+    }
+    case v1::RegisterTokenizerRequest::kFiles: {
+      const v1::TokenizerFiles& files = request.files();
+      std::vector<TokenId> eos(request.eos_token_ids().begin(), request.eos_token_ids().end());
+      absl::StatusOr<RegisterOutcome> outcome = tokenizers_->Register(
+          files.tokenizer_json(), files.tokenizer_config_json(), request.name(), eos);
+      if (!outcome.ok()) return ToGrpcStatus(outcome.status());
+      FillTokenizerInfo(outcome->entry, response->mutable_tokenizer());
+      response->set_already_registered(outcome->already_registered);
+      if (!outcome->already_registered) {
+        metrics_->SetTokenizerCount(tokenizers_->size());
+        MASKD_LOG(INFO) << "registered tokenizer " << outcome->entry.tokenizer->name() << " ("
+                        << outcome->entry.tokenizer->id() << ", "
+                        << outcome->entry.tokenizer->vocab_size() << " tokens)";
+      }
+      return grpc::Status::OK;
+    }
+    case v1::RegisterTokenizerRequest::SOURCE_NOT_SET:
+      break;
+  }
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      "RegisterTokenizerRequest needs files or preloaded_name");
+}
+
+grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* /*context*/,
+                                          const v1::ListTokenizersRequest* /*request*/,
+                                          v1::ListTokenizersResponse* response) {
+  RpcRecorder recorder(metrics_, "ListTokenizers");
+  for (const RegisteredTokenizer& entry : tokenizers_->List()) {
+    FillTokenizerInfo(entry, response->add_tokenizers());
+  }
+  return recorder.Finish(grpc::Status::OK);
+}
+
+grpc::Status MaskdService::Compile(grpc::ServerContext* /*context*/,
+                                   const v1::CompileRequest* request,
+                                   v1::CompileResponse* response) {
+  RpcRecorder recorder(metrics_, "Compile");
+  return recorder.Finish(compile_.Compile(*request, response));
+}
+
+grpc::Status MaskdService::Session(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::StepResponse, v1::StepRequest>* stream) {
+  RpcRecorder recorder(metrics_, "Session");
+  metrics_->active_streams().Increment();
+  grpc::Status status = session_.Run(context, stream);
+  metrics_->active_streams().Decrement();
+  return recorder.Finish(status);
+}
+
+}  // namespace maskd

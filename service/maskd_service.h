@@ -1,0 +1,47 @@
+// The maskd.v1.Maskd gRPC service: tokenizer RPCs here, Compile and Session
+// delegated to their handlers. Every RPC is counted and timed in
+// ServiceMetrics.
+#ifndef MASKD_SERVICE_MASKD_SERVICE_H_
+#define MASKD_SERVICE_MASKD_SERVICE_H_
+
+#include "maskd/v1/maskd.grpc.pb.h"
+#include "service/compile_handler.h"
+#include "service/service_metrics.h"
+#include "service/session_handler.h"
+#include "service/tokenizer_registry.h"
+
+namespace maskd {
+
+// What the service reports about a registered tokenizer.
+void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info);
+
+class MaskdService final : public v1::Maskd::Service {
+ public:
+  // All pointers must outlive the service.
+  MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics);
+
+  grpc::Status RegisterTokenizer(grpc::ServerContext* context,
+                                 const v1::RegisterTokenizerRequest* request,
+                                 v1::RegisterTokenizerResponse* response) override;
+  grpc::Status ListTokenizers(grpc::ServerContext* context,
+                              const v1::ListTokenizersRequest* request,
+                              v1::ListTokenizersResponse* response) override;
+  grpc::Status Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
+                       v1::CompileResponse* response) override;
+  grpc::Status Session(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::StepResponse, v1::StepRequest>* stream) override;
+
+ private:
+  grpc::Status DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
+                                   v1::RegisterTokenizerResponse* response);
+
+  TokenizerRegistry* tokenizers_;
+  ServiceMetrics* metrics_;
+  CompileHandler compile_;
+  SessionHandler session_;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_SERVICE_MASKD_SERVICE_H_

@@ -1,0 +1,103 @@
+#include "service/server.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "service/log.h"
+
+namespace maskd {
+
+std::string ReplacePort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  // "[::1]" has colons but no port separator after the bracket.
+  const size_t bracket = address.rfind(']');
+  if (colon == std::string::npos || (bracket != std::string::npos && colon < bracket)) {
+    return absl::StrCat(address, ":", port);
+  }
+  return absl::StrCat(address.substr(0, colon), ":", port);
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  std::unique_ptr<Server> server(new Server());
+  server->tokenizers_ = std::make_unique<TokenizerRegistry>(options.tokenizer_limits);
+  server->metrics_ = std::make_unique<ServiceMetrics>(CurrentBuildInfo());
+
+  for (const TokenizerSource& source : options.preload) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<RegisterOutcome> outcome = server->tokenizers_->Preload(source.name, source.dir);
+    if (!outcome.ok()) {
+      return absl::Status(
+          outcome.status().code(),
+          absl::StrCat("preloading tokenizer '", source.name, "': ", outcome.status().message()));
+    }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    const Tokenizer& tokenizer = *outcome->entry.tokenizer;
+    MASKD_LOG(INFO) << "tokenizer " << source.name << " loaded from " << source.dir << " (id "
+                    << tokenizer.id() << ", " << tokenizer.vocab_size() << " tokens, "
+                    << took.count() << " s)";
+  }
+  server->metrics_->SetTokenizerCount(server->tokenizers_->size());
+  server->service_ =
+      std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get());
+
+  // Health checking and reflection must be enabled before the builder exists.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(server->service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  grpc::ResourceQuota quota("maskd");
+  quota.SetMaxThreads(options.threads);
+  builder.SetResourceQuota(quota);
+  server->grpc_server_ = builder.BuildAndStart();
+  if (server->grpc_server_ == nullptr || bound_port == 0) {
+    if (server->grpc_server_ != nullptr) server->grpc_server_->Shutdown();
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options.listen));
+  }
+  server->grpc_address_ = ReplacePort(options.listen, bound_port);
+  MASKD_LOG(INFO) << "grpc listening on " << server->grpc_address_;
+
+  if (!options.metrics_listen.empty()) {
+    try {
+      server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen, 1);
+    } catch (const std::exception& error) {
+      server->Shutdown(absl::ZeroDuration());
+      return absl::UnavailableError(
+          absl::StrCat("cannot serve metrics on ", options.metrics_listen, ": ", error.what()));
+    }
+    server->process_collector_ = std::make_shared<ProcessCollector>();
+    server->exposer_->RegisterCollectable(server->metrics_->registry());
+    server->exposer_->RegisterCollectable(server->process_collector_);
+    const std::vector<int> ports = server->exposer_->GetListeningPorts();
+    server->metrics_address_ =
+        ReplacePort(options.metrics_listen, ports.empty() ? 0 : ports.front());
+    MASKD_LOG(INFO) << "metrics on http://" << server->metrics_address_ << "/metrics";
+  }
+  return server;
+}
+
+void Server::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (grpc_server_ != nullptr) {
+    grpc_server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
+    grpc_server_->Wait();
+  }
+  // Metrics stay up until gRPC has drained so the drain itself is observable.
+  exposer_.reset();
+}
+
+Server::~Server() { Shutdown(absl::ZeroDuration()); }
+
+}  // namespace maskd
