@@ -60,28 +60,27 @@ class ViablePrefixOracle {
   }
 
  private:
+  // Sets of input positions 0..n are bitmasks (inputs are short: n < 32).
+  using Positions = uint32_t;
+
   struct Tables {
     size_t n;
-    std::vector<char> derives;  // [a][i][j]
-    std::vector<char> prefix;   // [a][i]
-    bool Derives(size_t a, size_t i, size_t j) const {
-      return derives[(a * (n + 1) + i) * (n + 1) + j];
-    }
+    std::vector<Positions> derives;  // [a * (n + 1) + i]: every j with a =>* w[i, j).
+    std::vector<char> prefix;        // [a * (n + 1) + i]
+    bool Derives(size_t a, size_t i, size_t j) const { return (derives[a * (n + 1) + i] >> j) & 1; }
     bool Prefix(size_t a, size_t i) const { return prefix[a * (n + 1) + i]; }
   };
 
   // Positions reachable after matching `s` starting at each position in `from`.
-  static std::vector<char> Advance(const Tables& t, const std::vector<LexemeId>& w,
-                                   const std::vector<char>& from, Symbol s) {
-    std::vector<char> to(t.n + 1, 0);
+  static Positions Advance(const Tables& t, const std::vector<LexemeId>& w, Positions from,
+                           Symbol s) {
+    Positions to = 0;
     for (size_t m = 0; m <= t.n; ++m) {
-      if (!from[m]) continue;
+      if (((from >> m) & 1) == 0) continue;
       if (s.is_lexeme()) {
-        if (m < t.n && w[m] == s.id()) to[m + 1] = 1;
+        if (m < t.n && w[m] == s.id()) to |= Positions{1} << (m + 1);
       } else {
-        for (size_t k = m; k <= t.n; ++k) {
-          if (t.Derives(s.id(), m, k)) to[k] = 1;
-        }
+        to |= t.derives[s.id() * (t.n + 1) + m];
       }
     }
     return to;
@@ -91,18 +90,18 @@ class ViablePrefixOracle {
     Tables t;
     t.n = w.size();
     const size_t n = t.n;
-    t.derives.assign(num_nts_ * (n + 1) * (n + 1), 0);
+    t.derives.assign(num_nts_ * (n + 1), 0);
     t.prefix.assign(num_nts_ * (n + 1), 0);
     for (bool changed = true; changed;) {
       changed = false;
       for (const Rule& r : rules_) {
         for (size_t i = 0; i <= n; ++i) {
-          std::vector<char> reach(n + 1, 0);
-          reach[i] = 1;
+          Positions reach = Positions{1} << i;
           for (Symbol s : r.rhs) reach = Advance(t, w, reach, s);
-          for (size_t j = i; j <= n; ++j) {
-            char& d = t.derives[(r.lhs * (n + 1) + i) * (n + 1) + j];
-            if (reach[j] && !d) d = changed = true;
+          Positions& d = t.derives[r.lhs * (n + 1) + i];
+          if ((reach & ~d) != 0) {
+            d |= reach;
+            changed = true;
           }
         }
       }
@@ -117,8 +116,7 @@ class ViablePrefixOracle {
           if (r.rhs.empty()) {
             found = (i == n);
           } else {
-            std::vector<char> reach(n + 1, 0);
-            reach[i] = 1;
+            Positions reach = Positions{1} << i;
             for (size_t l = 0; l < r.rhs.size() && !found; ++l) {
               bool rest_productive = true;
               for (size_t q = l + 1; q < r.rhs.size(); ++q) {
@@ -127,7 +125,7 @@ class ViablePrefixOracle {
               }
               const Symbol y = r.rhs[l];
               for (size_t m = i; m <= n && rest_productive && !found; ++m) {
-                if (!reach[m]) continue;
+                if (((reach >> m) & 1) == 0) continue;
                 if (y.is_lexeme()) {
                   found = (m == n) || (m + 1 == n && w[m] == y.id());
                 } else {
