@@ -66,6 +66,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options.listen));
   }
   server->grpc_address_ = ReplacePort(options.listen, bound_port);
+  // Per-service status too, so probes may ask for "maskd.v1.Maskd" by name.
+  if (grpc::HealthCheckServiceInterface* health = server->grpc_server_->GetHealthCheckService()) {
+    health->SetServingStatus(v1::Maskd::service_full_name(), true);
+  }
   MASKD_LOG(INFO) << "grpc listening on " << server->grpc_address_;
 
   if (!options.metrics_listen.empty()) {
@@ -91,6 +95,11 @@ void Server::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   if (grpc_server_ != nullptr) {
+    // Health turns NOT_SERVING first so load balancers stop routing here
+    // while in-flight calls drain.
+    if (grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService()) {
+      health->SetServingStatus(false);
+    }
     grpc_server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     grpc_server_->Wait();
   }
