@@ -1,0 +1,37 @@
+// After parsing: merges allOf/$ref conjunctions into nodes where that is
+// exact, removes types a node's own constraints rule out, filters enums, and
+// rejects contradictions (a schema that matches nothing is an error, never
+// a grammar with an empty language). Finally marks oneOf nodes whose
+// branches are provably disjoint.
+//
+// Merging follows the conjunction field by field: types intersect, minimums
+// take the max and maximums the min, patterns and multipleOf accumulate,
+// properties combine (a key on both sides gets a new node, the conjunction of
+// both), required and dependentRequired unite, items/additionalProperties/
+// propertyNames conjoin. Parts that one node cannot hold twice (two anyOf
+// lists, two `not`s, two if/then/else rules, two `contains`, two formats, or
+// patternProperties beside a non-trivial additionalProperties on either side)
+// stay in `all_of` as separate nodes, so nothing is ever approximated.
+#ifndef MASKD_COMPILER_JSON_SCHEMA_NORMALIZE_H_
+#define MASKD_COMPILER_JSON_SCHEMA_NORMALIZE_H_
+
+#include "absl/status/status.h"
+#include "compiler/json_schema/schema.h"
+
+namespace maskd::json_schema {
+
+absl::Status NormalizeSchema(Schema* schema, int max_nodes);
+
+// Whether `value` satisfies the node's own type and scalar constraints
+// (type, enum, string length and patterns where RE2 can evaluate them,
+// numeric bounds and multipleOf, item and property counts, required keys).
+// Sub-schemas (properties, items, combinators) are not consulted, so `true`
+// means "not excluded locally".
+bool ValueMatchesLocally(const SchemaNode& node, const JsonValue& value);
+
+// Conservative: true only if no instance can match both nodes.
+bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth = 0);
+
+}  // namespace maskd::json_schema
+
+#endif  // MASKD_COMPILER_JSON_SCHEMA_NORMALIZE_H_

@@ -1,0 +1,795 @@
+#include "compiler/json_schema/parse_schema.h"
+
+#include <cmath>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/json_schema/normalize.h"
+#include "compiler/json_schema/uri.h"
+#include "simdjson.h"
+
+namespace maskd::json_schema {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+enum class KeywordClass { kHandled, kAnnotation, kUnsupported };
+
+const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
+  static const auto* table = new absl::flat_hash_map<std::string_view, KeywordClass>{
+      // Handled validation keywords and identifiers.
+      {"type", KeywordClass::kHandled},
+      {"enum", KeywordClass::kHandled},
+      {"const", KeywordClass::kHandled},
+      {"minLength", KeywordClass::kHandled},
+      {"maxLength", KeywordClass::kHandled},
+      {"pattern", KeywordClass::kHandled},
+      {"format", KeywordClass::kHandled},
+      {"minimum", KeywordClass::kHandled},
+      {"maximum", KeywordClass::kHandled},
+      {"exclusiveMinimum", KeywordClass::kHandled},
+      {"exclusiveMaximum", KeywordClass::kHandled},
+      {"multipleOf", KeywordClass::kHandled},
+      {"items", KeywordClass::kHandled},
+      {"prefixItems", KeywordClass::kHandled},
+      {"additionalItems", KeywordClass::kHandled},
+      {"minItems", KeywordClass::kHandled},
+      {"maxItems", KeywordClass::kHandled},
+      {"uniqueItems", KeywordClass::kHandled},
+      {"contains", KeywordClass::kHandled},
+      {"minContains", KeywordClass::kHandled},
+      {"maxContains", KeywordClass::kHandled},
+      {"properties", KeywordClass::kHandled},
+      {"required", KeywordClass::kHandled},
+      {"additionalProperties", KeywordClass::kHandled},
+      {"patternProperties", KeywordClass::kHandled},
+      {"propertyNames", KeywordClass::kHandled},
+      {"minProperties", KeywordClass::kHandled},
+      {"maxProperties", KeywordClass::kHandled},
+      {"dependentRequired", KeywordClass::kHandled},
+      {"dependentSchemas", KeywordClass::kHandled},
+      {"dependencies", KeywordClass::kHandled},
+      {"allOf", KeywordClass::kHandled},
+      {"anyOf", KeywordClass::kHandled},
+      {"oneOf", KeywordClass::kHandled},
+      {"not", KeywordClass::kHandled},
+      {"if", KeywordClass::kHandled},
+      {"then", KeywordClass::kHandled},
+      {"else", KeywordClass::kHandled},
+      {"$ref", KeywordClass::kHandled},
+      {"$id", KeywordClass::kHandled},
+      {"$anchor", KeywordClass::kHandled},
+      {"$dynamicAnchor", KeywordClass::kHandled},  // A plain anchor without $dynamicRef.
+      {"$recursiveAnchor", KeywordClass::kHandled},
+      // Annotations and containers: no effect on validation.
+      {"$schema", KeywordClass::kAnnotation},
+      {"$vocabulary", KeywordClass::kAnnotation},
+      {"$comment", KeywordClass::kAnnotation},
+      {"$defs", KeywordClass::kAnnotation},
+      {"definitions", KeywordClass::kAnnotation},
+      {"title", KeywordClass::kAnnotation},
+      {"description", KeywordClass::kAnnotation},
+      {"default", KeywordClass::kAnnotation},
+      {"examples", KeywordClass::kAnnotation},
+      {"deprecated", KeywordClass::kAnnotation},
+      {"readOnly", KeywordClass::kAnnotation},
+      {"writeOnly", KeywordClass::kAnnotation},
+      {"contentMediaType", KeywordClass::kAnnotation},
+      {"contentEncoding", KeywordClass::kAnnotation},
+      {"contentSchema", KeywordClass::kAnnotation},
+      // Validation keywords we cannot honour: ignoring them would widen.
+      {"unevaluatedProperties", KeywordClass::kUnsupported},
+      {"unevaluatedItems", KeywordClass::kUnsupported},
+      {"$dynamicRef", KeywordClass::kUnsupported},
+      {"$recursiveRef", KeywordClass::kUnsupported},
+  };
+  return *table;
+}
+
+// Keywords whose value is a map from names to schemas / a list of schemas /
+// one schema: where $id and $anchor may sit.
+bool IsSchemaMapKeyword(std::string_view k) {
+  return k == "properties" || k == "patternProperties" || k == "$defs" || k == "definitions" ||
+         k == "dependentSchemas" || k == "dependencies";
+}
+bool IsSchemaListKeyword(std::string_view k) {
+  return k == "allOf" || k == "anyOf" || k == "oneOf" || k == "prefixItems" || k == "items";
+}
+bool IsSchemaKeyword(std::string_view k) {
+  return k == "additionalProperties" || k == "additionalItems" || k == "items" || k == "contains" ||
+         k == "propertyNames" || k == "not" || k == "if" || k == "then" || k == "else" ||
+         k == "unevaluatedItems" || k == "unevaluatedProperties" || k == "contentSchema";
+}
+
+// Debian's abseil has its own string_view: convert explicitly.
+std::string S(std::string_view s) { return std::string(s); }
+std::string S(absl::string_view s) { return std::string(s); }
+
+std::string At(const std::string& pointer) { return pointer.empty() ? "/" : pointer; }
+
+std::string Child(const std::string& pointer, std::string_view token) {
+  return absl::StrCat(pointer, "/", EscapePointerToken(token));
+}
+
+Draft DraftOf(std::string_view uri) {
+  if (uri.find("draft-03") != uri.npos || uri.find("draft-04") != uri.npos) {
+    return Draft::kDraft4;
+  }
+  if (uri.find("draft-06") != uri.npos) return Draft::kDraft6;
+  if (uri.find("draft-07") != uri.npos) return Draft::kDraft7;
+  if (uri.find("2019-09") != uri.npos) return Draft::kDraft2019_09;
+  return Draft::kDraft2020_12;
+}
+
+// Finds where JSON nesting first exceeds `max_depth` (byte offset), or -1.
+int64_t DepthViolation(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return static_cast<int64_t>(i);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return -1;
+}
+
+absl::StatusOr<Decimal> ToDecimal(element e) {
+  switch (e.type()) {
+    case element_type::INT64:
+      return Decimal::FromInt64(int64_t(e));
+    case element_type::UINT64:
+      return Decimal::FromUint64(uint64_t(e));
+    case element_type::DOUBLE:
+      return Decimal::FromDouble(double(e));
+    default:
+      return absl::InvalidArgumentError("not a number");
+  }
+}
+
+absl::StatusOr<JsonValue> ToJsonValue(element e) {
+  switch (e.type()) {
+    case element_type::NULL_VALUE:
+      return JsonValue();
+    case element_type::BOOL:
+      return JsonValue::Boolean(bool(e));
+    case element_type::INT64:
+    case element_type::UINT64:
+    case element_type::DOUBLE: {
+      absl::StatusOr<Decimal> d = ToDecimal(e);
+      if (!d.ok()) return d.status();
+      return JsonValue::Number(*d);
+    }
+    case element_type::STRING:
+      return JsonValue::String(std::string(std::string_view(e)));
+    case element_type::ARRAY: {
+      std::vector<JsonValue> items;
+      for (element item : simdjson::dom::array(e)) {
+        absl::StatusOr<JsonValue> v = ToJsonValue(item);
+        if (!v.ok()) return v.status();
+        items.push_back(*std::move(v));
+      }
+      return JsonValue::Array(std::move(items));
+    }
+    case element_type::OBJECT: {
+      std::vector<std::pair<std::string, JsonValue>> members;
+      for (auto field : simdjson::dom::object(e)) {
+        absl::StatusOr<JsonValue> v = ToJsonValue(field.value);
+        if (!v.ok()) return v.status();
+        members.emplace_back(std::string(field.key), *std::move(v));
+      }
+      return JsonValue::Object(std::move(members));
+    }
+  }
+  return absl::InternalError("unknown JSON element type");
+}
+
+class Parser {
+ public:
+  explicit Parser(const ParseOptions& options) : options_(options) {}
+
+  absl::StatusOr<Schema> Run(std::string_view text);
+
+ private:
+  struct Pending {
+    NodeId id;
+    element value;
+    std::string pointer;
+  };
+
+  absl::Status Index(element e, const std::string& pointer, const std::string& base);
+  void IndexChildren(element e, const std::string& pointer, const std::string& base,
+                     absl::Status* status);
+  // The node for the schema `value` at `pointer`, created (and queued for
+  // filling) on first use.
+  absl::StatusOr<NodeId> NodeFor(element value, const std::string& pointer);
+  absl::StatusOr<NodeId> NodeForRef(std::string_view ref, const std::string& base,
+                                    const std::string& at);
+  std::string BaseFor(const std::string& pointer);
+  absl::Status Fill(const Pending& p);
+  absl::Status Keyword(std::string_view key, element v, const std::string& ptr, SchemaNode* node);
+
+  absl::Status Malformed(const std::string& ptr, std::string_view key, std::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", S(key), "\" ", S(what), " at ", Child(ptr, key)));
+  }
+  absl::StatusOr<uint64_t> Count(element v, const std::string& ptr, std::string_view key);
+  absl::StatusOr<std::vector<std::string>> StringList(element v, const std::string& ptr,
+                                                      std::string_view key);
+  absl::StatusOr<std::vector<NodeId>> SchemaList(element v, const std::string& ptr,
+                                                 std::string_view key);
+  void Ignore(std::string_view key, const std::string& ptr) {
+    schema_.ignored_keywords.push_back({std::string(key), ptr});
+  }
+  NodeId NewNode(std::string pointer) {
+    schema_.nodes.emplace_back();
+    schema_.nodes.back().pointer = std::move(pointer);
+    return static_cast<NodeId>(schema_.nodes.size() - 1);
+  }
+
+  const ParseOptions& options_;
+  simdjson::dom::parser parser_;
+  element root_;
+  Schema schema_;
+  std::deque<Pending> pending_;
+  absl::flat_hash_map<std::string, NodeId> node_by_pointer_;
+  absl::flat_hash_map<std::string, std::string> resource_pointer_;  // URI -> pointer.
+  absl::flat_hash_map<std::string, std::string> anchor_pointer_;    // URI#name -> pointer.
+  absl::flat_hash_map<std::string, std::string> base_by_pointer_;
+  // Per-node state of the keyword loop (numeric forms that pair up).
+  struct Bounds {
+    std::optional<Decimal> minimum, maximum, exclusive_minimum, exclusive_maximum;
+    bool minimum_is_exclusive = false, maximum_is_exclusive = false;
+    bool items_is_list = false;
+    std::optional<element> additional_items;
+    std::optional<std::vector<JsonValue>> enum_values;
+    std::optional<JsonValue> const_value;
+    bool has_additional_properties = false;
+  } bounds_;
+};
+
+absl::Status Parser::Index(element e, const std::string& pointer, const std::string& base) {
+  absl::Status status;
+  if (e.type() != element_type::OBJECT) {
+    IndexChildren(e, pointer, base, &status);
+    return status;
+  }
+  simdjson::dom::object obj(e);
+  std::string new_base = base;
+  std::string_view id;
+  bool has_id = obj["$id"].get(id) == simdjson::SUCCESS;
+  if (!has_id && schema_.draft == Draft::kDraft4) has_id = obj["id"].get(id) == simdjson::SUCCESS;
+  std::string base_no_fragment, unused;
+  if (has_id) {
+    std::string resolved = ResolveUri(base, id);
+    std::string fragment;
+    SplitFragment(resolved, &base_no_fragment, &fragment);
+    if (!id.empty() && id[0] == '#') {
+      // Draft 6/7 "#name" ids are anchors in the current resource.
+      if (!fragment.empty()) anchor_pointer_.try_emplace(resolved, pointer);
+    } else {
+      new_base = base_no_fragment;
+      resource_pointer_.try_emplace(base_no_fragment, pointer);
+      if (!fragment.empty() && fragment[0] != '/') {
+        anchor_pointer_.try_emplace(resolved, pointer);
+      }
+    }
+  }
+  SplitFragment(new_base, &base_no_fragment, &unused);
+  for (const char* key : {"$anchor", "$dynamicAnchor"}) {
+    std::string_view anchor;
+    if (obj[key].get(anchor) == simdjson::SUCCESS) {
+      anchor_pointer_.try_emplace(absl::StrCat(base_no_fragment, "#", S(anchor)), pointer);
+    }
+  }
+  base_by_pointer_[pointer] = new_base;
+  IndexChildren(e, pointer, new_base, &status);
+  return status;
+}
+
+void Parser::IndexChildren(element e, const std::string& pointer, const std::string& base,
+                           absl::Status* status) {
+  if (e.type() != element_type::OBJECT) return;
+  for (auto field : simdjson::dom::object(e)) {
+    if (!status->ok()) return;
+    std::string_view key = field.key;
+    element v = field.value;
+    std::string child = Child(pointer, key);
+    if (IsSchemaMapKeyword(key) && v.type() == element_type::OBJECT) {
+      for (auto member : simdjson::dom::object(v)) {
+        if (member.value.type() == element_type::OBJECT) {
+          *status = Index(member.value, Child(child, member.key), base);
+        }
+      }
+    } else if (IsSchemaListKeyword(key) && v.type() == element_type::ARRAY) {
+      size_t i = 0;
+      for (element item : simdjson::dom::array(v)) {
+        *status = Index(item, absl::StrCat(child, "/", i++), base);
+      }
+    } else if (IsSchemaKeyword(key) && v.type() == element_type::OBJECT) {
+      *status = Index(v, child, base);
+    }
+  }
+}
+
+std::string Parser::BaseFor(const std::string& pointer) {
+  std::string p = pointer;
+  while (true) {
+    auto it = base_by_pointer_.find(p);
+    if (it != base_by_pointer_.end()) return it->second;
+    size_t slash = p.rfind('/');
+    if (slash == std::string::npos) return std::string(kDefaultBaseUri);
+    p.resize(slash);
+  }
+}
+
+absl::StatusOr<NodeId> Parser::NodeFor(element value, const std::string& pointer) {
+  if (value.type() == element_type::BOOL) return bool(value) ? kTrueNode : kFalseNode;
+  auto it = node_by_pointer_.find(pointer);
+  if (it != node_by_pointer_.end()) return it->second;
+  if (value.type() != element_type::OBJECT) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a schema must be an object or a boolean at ", At(pointer)));
+  }
+  if (static_cast<int>(schema_.nodes.size()) >= options_.max_nodes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("schema has more than ", options_.max_nodes, " nodes at ", At(pointer)));
+  }
+  if (!base_by_pointer_.contains(pointer)) {
+    // Reached through a $ref into a place the index did not visit.
+    if (absl::Status s = Index(value, pointer, BaseFor(pointer)); !s.ok()) return s;
+  }
+  NodeId id = NewNode(pointer);
+  node_by_pointer_[pointer] = id;
+  pending_.push_back({id, value, pointer});
+  return id;
+}
+
+absl::StatusOr<NodeId> Parser::NodeForRef(std::string_view ref, const std::string& base,
+                                          const std::string& at) {
+  std::string resolved = ResolveUri(base, ref);
+  std::string uri, fragment;
+  SplitFragment(resolved, &uri, &fragment);
+  fragment = PercentDecode(fragment);
+  auto unresolvable = [&](std::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unresolvable $ref \"", S(ref), "\" (", S(why), ") at ", Child(at, "$ref")));
+  };
+  auto resource = resource_pointer_.find(uri);
+  if (resource == resource_pointer_.end()) {
+    return absl::UnimplementedError(absl::StrCat("remote $ref \"", S(ref), "\" (", uri,
+                                                 ") is not supported at ", Child(at, "$ref")));
+  }
+  std::string pointer;
+  if (fragment.empty() || fragment[0] == '/') {
+    pointer = resource->second + fragment;
+    element target;
+    if (root_.at_pointer(pointer).get(target) != simdjson::SUCCESS) {
+      // Common authoring mistake: a pointer meant from the document root
+      // inside a sub-resource with its own $id.
+      if (root_.at_pointer(fragment).get(target) != simdjson::SUCCESS) {
+        return unresolvable("no such location");
+      }
+      pointer = fragment;
+    }
+    return NodeFor(target, pointer);
+  }
+  auto anchor = anchor_pointer_.find(absl::StrCat(uri, "#", fragment));
+  if (anchor == anchor_pointer_.end()) return unresolvable("no such anchor");
+  element target;
+  if (root_.at_pointer(anchor->second).get(target) != simdjson::SUCCESS) {
+    return unresolvable("anchor location vanished");
+  }
+  return NodeFor(target, anchor->second);
+}
+
+absl::StatusOr<uint64_t> Parser::Count(element v, const std::string& ptr, std::string_view key) {
+  switch (v.type()) {
+    case element_type::INT64:
+      if (int64_t(v) >= 0) return static_cast<uint64_t>(int64_t(v));
+      break;
+    case element_type::UINT64:
+      return uint64_t(v);
+    case element_type::DOUBLE: {
+      double d = double(v);
+      if (d >= 0 && d == std::floor(d)) {
+        return d >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(d);  // Huge: unbounded.
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return Malformed(ptr, key, "must be a non-negative integer");
+}
+
+absl::StatusOr<std::vector<std::string>> Parser::StringList(element v, const std::string& ptr,
+                                                            std::string_view key) {
+  if (v.type() != element_type::ARRAY) return Malformed(ptr, key, "must be an array of strings");
+  std::vector<std::string> out;
+  absl::flat_hash_set<std::string> seen;
+  for (element item : simdjson::dom::array(v)) {
+    if (item.type() != element_type::STRING) {
+      return Malformed(ptr, key, "must be an array of strings");
+    }
+    std::string s = S(std::string_view(item));
+    if (seen.insert(s).second) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<NodeId>> Parser::SchemaList(element v, const std::string& ptr,
+                                                       std::string_view key) {
+  if (v.type() != element_type::ARRAY || simdjson::dom::array(v).size() == 0) {
+    return Malformed(ptr, key, "must be a non-empty array of schemas");
+  }
+  std::vector<NodeId> out;
+  size_t i = 0;
+  for (element item : simdjson::dom::array(v)) {
+    absl::StatusOr<NodeId> id = NodeFor(item, absl::StrCat(ptr, "/", S(key), "/", i++));
+    if (!id.ok()) return id.status();
+    out.push_back(*id);
+  }
+  return out;
+}
+
+absl::Status Parser::Fill(const Pending& p) {
+  SchemaNode node;
+  node.pointer = p.pointer;
+  bounds_ = Bounds();
+  simdjson::dom::object obj(p.value);
+  const std::string base = BaseFor(p.pointer);
+  element ref;
+  if (obj["$ref"].get(ref) == simdjson::SUCCESS) {
+    if (ref.type() != element_type::STRING) return Malformed(p.pointer, "$ref", "must be a string");
+    absl::StatusOr<NodeId> target = NodeForRef(std::string_view(ref), base, p.pointer);
+    if (!target.ok()) return target.status();
+    node.all_of.push_back(*target);
+    if (schema_.draft <= Draft::kDraft7) {
+      // Before 2019-09, keywords beside $ref are ignored.
+      schema_.nodes[p.id] = std::move(node);
+      return absl::OkStatus();
+    }
+  }
+  for (auto field : obj) {
+    if (absl::Status s = Keyword(field.key, field.value, p.pointer, &node); !s.ok()) return s;
+  }
+  // Keywords whose meaning depends on a sibling.
+  if (bounds_.minimum) node.minimum = NumericBound{*bounds_.minimum, bounds_.minimum_is_exclusive};
+  if (bounds_.exclusive_minimum &&
+      (!node.minimum || *bounds_.exclusive_minimum >= node.minimum->value)) {
+    node.minimum = NumericBound{*bounds_.exclusive_minimum, true};
+  }
+  if (bounds_.maximum) node.maximum = NumericBound{*bounds_.maximum, bounds_.maximum_is_exclusive};
+  if (bounds_.exclusive_maximum &&
+      (!node.maximum || *bounds_.exclusive_maximum <= node.maximum->value)) {
+    node.maximum = NumericBound{*bounds_.exclusive_maximum, true};
+  }
+  if (bounds_.additional_items && bounds_.items_is_list) {
+    absl::StatusOr<NodeId> id =
+        NodeFor(*bounds_.additional_items, Child(p.pointer, "additionalItems"));
+    if (!id.ok()) return id.status();
+    node.items = *id;
+  }
+  if (bounds_.enum_values || bounds_.const_value) {
+    std::vector<JsonValue> values;
+    if (bounds_.enum_values) values = *bounds_.enum_values;
+    if (bounds_.const_value) {
+      std::string key = bounds_.const_value->CanonicalKey();
+      bool in_enum = !bounds_.enum_values;
+      for (const JsonValue& v : values) in_enum = in_enum || v.CanonicalKey() == key;
+      if (!in_enum) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"const\" is not one of \"enum\" at ", At(p.pointer)));
+      }
+      values = {*bounds_.const_value};
+    }
+    node.enum_values = std::move(values);
+  }
+  if (options_.closed_objects && !bounds_.has_additional_properties) {
+    node.additional_properties = kFalseNode;
+  }
+  schema_.nodes[p.id] = std::move(node);
+  return absl::OkStatus();
+}
+
+absl::Status Parser::Keyword(std::string_view key, element v, const std::string& ptr,
+                             SchemaNode* node) {
+  auto table_entry = KeywordTable().find(key);
+  if (table_entry == KeywordTable().end()) {
+    if (key == "id" && schema_.draft == Draft::kDraft4) return absl::OkStatus();
+    if (options_.strict_keywords) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown keyword \"", S(key), "\" at ", At(ptr)));
+    }
+    Ignore(key, ptr);
+    return absl::OkStatus();
+  }
+  if (table_entry->second == KeywordClass::kAnnotation) return absl::OkStatus();
+  if (table_entry->second == KeywordClass::kUnsupported) {
+    if (options_.ignore_unsupported) {
+      Ignore(key, ptr);
+      return absl::OkStatus();
+    }
+    return absl::UnimplementedError(
+        absl::StrCat("unsupported keyword \"", S(key), "\" at ", At(ptr)));
+  }
+  const std::string here = Child(ptr, key);
+  auto schema_at = [&](element value, const std::string& pointer) {
+    return NodeFor(value, pointer);
+  };
+  auto count = [&](std::optional<uint64_t>* out) -> absl::Status {
+    absl::StatusOr<uint64_t> c = Count(v, ptr, key);
+    if (!c.ok()) return c.status();
+    *out = *c;
+    return absl::OkStatus();
+  };
+  auto number = [&](std::optional<Decimal>* out) -> absl::Status {
+    absl::StatusOr<Decimal> d = ToDecimal(v);
+    if (!d.ok()) return Malformed(ptr, key, "must be a number");
+    *out = *d;
+    return absl::OkStatus();
+  };
+  std::optional<uint64_t> c;
+
+  if (key == "$ref" || key == "$id" || key == "$anchor" || key == "$dynamicAnchor" ||
+      key == "$recursiveAnchor") {
+    return absl::OkStatus();  // Resolved by Fill / Index.
+  }
+  if (key == "type") {
+    auto one = [&](std::string_view name) -> std::optional<TypeSet> {
+      if (name == "null") return kNullType;
+      if (name == "boolean") return kBooleanType;
+      if (name == "integer") return kIntegerType;
+      if (name == "number") return kNumberTypes;
+      if (name == "string") return kStringType;
+      if (name == "array") return kArrayType;
+      if (name == "object") return kObjectType;
+      if (name == "any") return kAllTypes;  // Draft 3.
+      return std::nullopt;
+    };
+    TypeSet types = 0;
+    if (v.type() == element_type::STRING) {
+      std::optional<TypeSet> t = one(std::string_view(v));
+      if (!t)
+        return Malformed(ptr, key,
+                         absl::StrCat("names unknown type \"", S(std::string_view(v)), "\""));
+      types = *t;
+    } else if (v.type() == element_type::ARRAY && simdjson::dom::array(v).size() > 0) {
+      for (element item : simdjson::dom::array(v)) {
+        std::optional<TypeSet> t;
+        if (item.type() == element_type::STRING) t = one(std::string_view(item));
+        if (!t) return Malformed(ptr, key, "must name known types");
+        types |= *t;
+      }
+    } else {
+      return Malformed(ptr, key, "must be a type name or a non-empty array of them");
+    }
+    node->types &= types;
+    return absl::OkStatus();
+  }
+  if (key == "enum") {
+    if (v.type() != element_type::ARRAY) return Malformed(ptr, key, "must be an array");
+    std::vector<JsonValue> values;
+    absl::flat_hash_set<std::string> seen;
+    for (element item : simdjson::dom::array(v)) {
+      absl::StatusOr<JsonValue> value = ToJsonValue(item);
+      if (!value.ok()) return Malformed(ptr, key, S(value.status().message()));
+      if (seen.insert(value->CanonicalKey()).second) values.push_back(*std::move(value));
+    }
+    bounds_.enum_values = std::move(values);
+    return absl::OkStatus();
+  }
+  if (key == "const") {
+    absl::StatusOr<JsonValue> value = ToJsonValue(v);
+    if (!value.ok()) return Malformed(ptr, key, S(value.status().message()));
+    bounds_.const_value = *std::move(value);
+    return absl::OkStatus();
+  }
+  if (key == "minLength" || key == "minItems" || key == "minProperties" || key == "minContains") {
+    if (absl::Status s = count(&c); !s.ok()) return s;
+    (key == "minLength"     ? node->min_length
+     : key == "minItems"    ? node->min_items
+     : key == "minContains" ? node->min_contains
+                            : node->min_properties) = *c;
+    return absl::OkStatus();
+  }
+  if (key == "maxLength" || key == "maxItems" || key == "maxProperties" || key == "maxContains") {
+    if (absl::Status s = count(&c); !s.ok()) return s;
+    (key == "maxLength"     ? node->max_length
+     : key == "maxItems"    ? node->max_items
+     : key == "maxContains" ? node->max_contains
+                            : node->max_properties) = *c;
+    return absl::OkStatus();
+  }
+  if (key == "pattern") {
+    if (v.type() != element_type::STRING) return Malformed(ptr, key, "must be a string");
+    node->patterns.emplace_back(std::string_view(v));
+    return absl::OkStatus();
+  }
+  if (key == "format") {
+    if (v.type() != element_type::STRING) return Malformed(ptr, key, "must be a string");
+    node->format = std::string(std::string_view(v));
+    return absl::OkStatus();
+  }
+  if (key == "minimum") return number(&bounds_.minimum);
+  if (key == "maximum") return number(&bounds_.maximum);
+  if (key == "exclusiveMinimum" || key == "exclusiveMaximum") {
+    bool is_min = key == "exclusiveMinimum";
+    if (v.type() == element_type::BOOL) {  // Draft 4: modifies minimum/maximum.
+      (is_min ? bounds_.minimum_is_exclusive : bounds_.maximum_is_exclusive) = bool(v);
+      return absl::OkStatus();
+    }
+    return number(is_min ? &bounds_.exclusive_minimum : &bounds_.exclusive_maximum);
+  }
+  if (key == "multipleOf") {
+    std::optional<Decimal> d;
+    if (absl::Status s = number(&d); !s.ok()) return s;
+    if (d->negative() || d->is_zero()) return Malformed(ptr, key, "must be positive");
+    node->multiple_of.push_back(*d);
+    return absl::OkStatus();
+  }
+  if (key == "uniqueItems") {
+    if (v.type() != element_type::BOOL) return Malformed(ptr, key, "must be a boolean");
+    node->unique_items = bool(v);
+    return absl::OkStatus();
+  }
+  if (key == "items") {
+    if (v.type() == element_type::ARRAY) {  // Before 2020-12: prefixItems.
+      absl::StatusOr<std::vector<NodeId>> list = SchemaList(v, ptr, key);
+      if (!list.ok() && simdjson::dom::array(v).size() == 0) list = std::vector<NodeId>();
+      if (!list.ok()) return list.status();
+      node->prefix_items = *std::move(list);
+      bounds_.items_is_list = true;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<NodeId> id = schema_at(v, here);
+    if (!id.ok()) return id.status();
+    node->items = *id;
+    return absl::OkStatus();
+  }
+  if (key == "prefixItems") {
+    absl::StatusOr<std::vector<NodeId>> list = SchemaList(v, ptr, key);
+    if (!list.ok()) return list.status();
+    node->prefix_items = *std::move(list);
+    return absl::OkStatus();
+  }
+  if (key == "additionalItems") {
+    bounds_.additional_items = v;
+    return absl::OkStatus();
+  }
+  if (key == "contains" || key == "additionalProperties" || key == "propertyNames" ||
+      key == "not" || key == "if" || key == "then" || key == "else") {
+    absl::StatusOr<NodeId> id = schema_at(v, here);
+    if (!id.ok()) return id.status();
+    if (key == "contains") node->contains = *id;
+    if (key == "additionalProperties") {
+      node->additional_properties = *id;
+      bounds_.has_additional_properties = true;
+    }
+    if (key == "propertyNames") node->property_names = *id;
+    if (key == "not") node->not_schema = *id;
+    if (key == "if") node->if_schema = *id;
+    if (key == "then") node->then_schema = *id;
+    if (key == "else") node->else_schema = *id;
+    return absl::OkStatus();
+  }
+  if (key == "properties" || key == "patternProperties") {
+    if (v.type() != element_type::OBJECT) return Malformed(ptr, key, "must be an object");
+    auto& list = key == "properties" ? node->properties : node->pattern_properties;
+    for (auto member : simdjson::dom::object(v)) {
+      absl::StatusOr<NodeId> id = schema_at(member.value, Child(here, member.key));
+      if (!id.ok()) return id.status();
+      list.emplace_back(std::string(member.key), *id);
+    }
+    return absl::OkStatus();
+  }
+  if (key == "required") {
+    if (v.type() == element_type::BOOL && !options_.strict_keywords) {
+      Ignore(key, ptr);  // Draft 3 form (a boolean inside the property).
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::vector<std::string>> list = StringList(v, ptr, key);
+    if (!list.ok()) return list.status();
+    for (std::string& k : *list) {
+      if (!node->IsRequired(k)) node->required.push_back(std::move(k));
+    }
+    return absl::OkStatus();
+  }
+  if (key == "dependentRequired" || key == "dependentSchemas" || key == "dependencies") {
+    if (v.type() != element_type::OBJECT) return Malformed(ptr, key, "must be an object");
+    for (auto member : simdjson::dom::object(v)) {
+      std::string name(member.key);
+      const std::string member_ptr = Child(here, member.key);
+      if (member.value.type() == element_type::ARRAY && key != "dependentSchemas") {
+        absl::StatusOr<std::vector<std::string>> list = StringList(member.value, here, member.key);
+        if (!list.ok()) return list.status();
+        node->dependent_required.emplace_back(name, *std::move(list));
+        continue;
+      }
+      if (key == "dependentRequired") {
+        return Malformed(here, member.key, "must be an array of strings");
+      }
+      // A dependent schema: if the instance is an object with this key, it
+      // must match the schema. Expressed as an if/then node in all_of.
+      absl::StatusOr<NodeId> then_id = schema_at(member.value, member_ptr);
+      if (!then_id.ok()) return then_id.status();
+      NodeId if_id = NewNode(member_ptr);
+      schema_.nodes[if_id].types = kObjectType;
+      schema_.nodes[if_id].required = {name};
+      NodeId rule = NewNode(member_ptr);
+      schema_.nodes[rule].if_schema = if_id;
+      schema_.nodes[rule].then_schema = *then_id;
+      node->all_of.push_back(rule);
+    }
+    return absl::OkStatus();
+  }
+  if (key == "allOf" || key == "anyOf" || key == "oneOf") {
+    absl::StatusOr<std::vector<NodeId>> list = SchemaList(v, ptr, key);
+    if (!list.ok()) return list.status();
+    auto& target = key == "allOf" ? node->all_of : key == "anyOf" ? node->any_of : node->one_of;
+    target.insert(target.end(), list->begin(), list->end());
+    return absl::OkStatus();
+  }
+  return absl::InternalError(absl::StrCat("keyword \"", S(key), "\" has no handler"));
+}
+
+absl::StatusOr<Schema> Parser::Run(std::string_view text) {
+  int64_t too_deep = DepthViolation(text, options_.max_depth);
+  if (too_deep >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schema nesting deeper than ", options_.max_depth, " at byte ", too_deep, " (under /)"));
+  }
+  simdjson::padded_string padded(text);
+  if (auto error = parser_.parse(padded).get(root_); error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("schema is not valid JSON: ", simdjson::error_message(error), " at /"));
+  }
+  // Nodes 0 and 1: true and false.
+  NewNode("");
+  NodeId false_id = NewNode("");
+  schema_.nodes[false_id].types = 0;
+
+  if (root_.type() == element_type::OBJECT) {
+    std::string_view dialect;
+    if (root_["$schema"].get(dialect) == simdjson::SUCCESS) schema_.draft = DraftOf(dialect);
+  }
+  resource_pointer_[std::string(kDefaultBaseUri)] = "";
+  if (absl::Status s = Index(root_, "", std::string(kDefaultBaseUri)); !s.ok()) return s;
+  absl::StatusOr<NodeId> root = NodeFor(root_, "");
+  if (!root.ok()) return root.status();
+  schema_.root = *root;
+  while (!pending_.empty()) {
+    Pending p = std::move(pending_.front());
+    pending_.pop_front();
+    if (absl::Status s = Fill(p); !s.ok()) return s;
+  }
+  if (absl::Status s = NormalizeSchema(&schema_, options_.max_nodes); !s.ok()) return s;
+  return std::move(schema_);
+}
+
+}  // namespace
+
+absl::StatusOr<Schema> ParseSchema(std::string_view text, const ParseOptions& options) {
+  Parser parser(options);
+  return parser.Run(text);
+}
+
+}  // namespace maskd::json_schema

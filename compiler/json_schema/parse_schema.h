@@ -1,0 +1,67 @@
+// ParseSchema: JSON Schema text -> normalized Schema (schema.h).
+//
+// Drafts 4, 6, 7, 2019-09 and 2020-12 spellings are accepted (the draft is
+// read from the root `$schema`; without one, 2020-12 rules apply, as Python's
+// jsonschema does): `$ref` siblings are ignored before 2019-09 and applied
+// from 2019-09 on; array-form `items` means prefixItems in every draft;
+// boolean and numeric exclusiveMinimum/Maximum are both understood; draft-7
+// `dependencies` becomes dependentRequired (arrays) or an if/then rule
+// (schemas), as does `dependentSchemas`.
+//
+// Keywords fall in four classes:
+//  * handled (see schema.h);
+//  * annotations, ignored: title, description, default, examples, $comment,
+//    deprecated, readOnly, writeOnly, contentMediaType, contentEncoding,
+//    contentSchema, $schema, $vocabulary, $defs/definitions (containers);
+//  * known but unsupported validation keywords (unevaluatedProperties,
+//    unevaluatedItems, $dynamicRef, $recursiveRef): always an error, because
+//    ignoring them would admit invalid instances;
+//  * unknown: an error in strict mode, otherwise ignored and listed in
+//    Schema::ignored_keywords (extensions such as x-*, typos, draft-3 words).
+// Every error is InvalidArgument (or Unimplemented for unsupported features)
+// and names a JSON pointer into the schema, e.g.
+//   unsupported keyword "unevaluatedProperties" at /properties/a
+//
+// Only schemas reachable from the root are parsed (an unused definition with
+// an unknown keyword does not fail the schema). `$ref` may point anywhere in
+// the document (JSON pointer, percent-encoded or not, `$id`-based URIs,
+// `$anchor`s and draft-6/7 "#name" ids); references to other documents are
+// refused.
+#ifndef MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_
+#define MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "compiler/json_schema/schema.h"
+
+namespace maskd::json_schema {
+
+struct ParseOptions {
+  // Unknown keywords are errors instead of being ignored.
+  bool strict_keywords = false;
+  // A missing additionalProperties means false (objects only have the
+  // declared properties) instead of the spec's true.
+  bool closed_objects = false;
+  // Ignore (and list) known-but-unsupported keywords instead of failing. This
+  // widens the language; only for experiments.
+  bool ignore_unsupported = false;
+  // Deepest nesting of schema objects (through sub-schemas, not `$ref`s).
+  int max_depth = 128;
+  // Upper bound on nodes, including those merging creates.
+  int max_nodes = 1 << 20;
+
+  // strict_keywords and closed_objects.
+  static ParseOptions Strict() {
+    ParseOptions o;
+    o.strict_keywords = true;
+    o.closed_objects = true;
+    return o;
+  }
+};
+
+absl::StatusOr<Schema> ParseSchema(std::string_view text, const ParseOptions& options = {});
+
+}  // namespace maskd::json_schema
+
+#endif  // MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_

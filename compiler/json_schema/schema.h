@@ -1,0 +1,162 @@
+// The normalized form of a JSON Schema that lowering consumes: a table of
+// nodes addressed by NodeId. Sub-schemas are node ids, `$ref`s are resolved
+// to the id of their target, so a recursive schema is a cycle of ids.
+//
+// Semantics of one node: an instance matches iff it matches every field
+// below (fields for other types than the instance's are irrelevant) AND every
+// node in `all_of` AND at least one of `any_of` (if non-empty) AND exactly one
+// of `one_of` (if non-empty) AND not `not_schema` AND the if/then/else rule.
+// After ParseSchema, `all_of` only holds what could not be merged into the
+// node itself (see merge.h); a `$ref` is an `all_of` entry until merged.
+#ifndef MASKD_COMPILER_JSON_SCHEMA_SCHEMA_H_
+#define MASKD_COMPILER_JSON_SCHEMA_SCHEMA_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/json_schema/decimal.h"
+#include "compiler/json_schema/json_value.h"
+#include "compiler/json_schema/numeric_regex.h"
+
+namespace maskd::json_schema {
+
+using NodeId = int32_t;
+inline constexpr NodeId kNoNode = -1;
+// Nodes 0 and 1 always exist: the `true` and `false` schemas.
+inline constexpr NodeId kTrueNode = 0;
+inline constexpr NodeId kFalseNode = 1;
+
+// Instance types as a bit set. "number" is kInteger | kFraction, so that the
+// intersection of "number" and "integer" is a plain AND.
+using TypeSet = uint8_t;
+inline constexpr TypeSet kNullType = 1 << 0;
+inline constexpr TypeSet kBooleanType = 1 << 1;
+inline constexpr TypeSet kIntegerType = 1 << 2;   // Numbers with an integer value.
+inline constexpr TypeSet kFractionType = 1 << 3;  // Numbers with a non-integer value.
+inline constexpr TypeSet kStringType = 1 << 4;
+inline constexpr TypeSet kArrayType = 1 << 5;
+inline constexpr TypeSet kObjectType = 1 << 6;
+inline constexpr TypeSet kNumberTypes = kIntegerType | kFractionType;
+inline constexpr TypeSet kAllTypes = 0x7f;
+
+// "null, boolean, integer, ..." for messages.
+std::string TypeSetToString(TypeSet types);
+// The type bits a JSON value belongs to (a number: kIntegerType or kFractionType).
+TypeSet TypeOf(const JsonValue& value);
+
+enum class Draft { kDraft4, kDraft6, kDraft7, kDraft2019_09, kDraft2020_12 };
+
+struct SchemaNode {
+  // JSON pointer of the schema object this node came from ("" = root); for
+  // nodes made by merging, the pointer of the node they were merged into.
+  std::string pointer;
+
+  // 0: the node matches nothing (the false schema, or constraints that
+  // contradict each other in a place where that is harmless, e.g. an optional
+  // property or one anyOf branch; lowering treats it as `false`). A root that
+  // matches nothing is an error instead.
+  TypeSet types = kAllTypes;
+  // Why types is 0 (with the JSON pointer of the cause), for diagnostics.
+  std::string unsatisfiable;
+  // enum, or const as a one-value enum. Values that the node's own type and
+  // scalar constraints exclude are already removed; never empty.
+  std::optional<std::vector<JsonValue>> enum_values;
+
+  // Strings (lengths in Unicode code points).
+  uint64_t min_length = 0;
+  std::optional<uint64_t> max_length;
+  std::vector<std::string> patterns;  // ECMA-262 regexes, all must match (unanchored).
+  std::optional<std::string> format;
+
+  // Numbers.
+  std::optional<NumericBound> minimum;
+  std::optional<NumericBound> maximum;
+  std::vector<Decimal> multiple_of;  // All must divide the value.
+
+  // Arrays. prefix_items[i] constrains item i, `items` every later item.
+  std::vector<NodeId> prefix_items;
+  NodeId items = kTrueNode;
+  uint64_t min_items = 0;
+  std::optional<uint64_t> max_items;
+  bool unique_items = false;
+  NodeId contains = kNoNode;
+  uint64_t min_contains = 1;
+  std::optional<uint64_t> max_contains;
+
+  // Objects. A member whose key is in `properties` matches that schema; every
+  // member whose key matches a pattern matches that pattern's schema; members
+  // matched by neither match `additional_properties`.
+  std::vector<std::pair<std::string, NodeId>> properties;  // Schema order.
+  std::vector<std::string> required;                       // No duplicates.
+  std::vector<std::pair<std::string, NodeId>> pattern_properties;
+  NodeId additional_properties = kTrueNode;
+  NodeId property_names = kTrueNode;  // Applied to keys as JSON strings.
+  uint64_t min_properties = 0;
+  std::optional<uint64_t> max_properties;
+  // If the key is present, these keys must be present too.
+  std::vector<std::pair<std::string, std::vector<std::string>>> dependent_required;
+
+  // Combinators.
+  std::vector<NodeId> all_of;
+  std::vector<NodeId> any_of;
+  std::vector<NodeId> one_of;
+  // True when the one_of branches are provably pairwise disjoint, so the
+  // lowering may treat one_of as any_of exactly (see disjoint.h).
+  bool one_of_disjoint = false;
+  NodeId not_schema = kNoNode;
+  NodeId if_schema = kNoNode;  // then/else default to true.
+  NodeId then_schema = kTrueNode;
+  NodeId else_schema = kTrueNode;
+
+  // Helpers for lowering.
+  NodeId PropertyNode(std::string_view key) const;  // kNoNode if not declared.
+  bool IsRequired(std::string_view key) const;
+};
+
+// Calls fn on every sub-schema id field of `node` (items, properties,
+// combinators, ...), allowing it to rewrite them. Unset fields (kNoNode) are
+// skipped.
+template <typename Fn>
+void ForEachChildId(SchemaNode& node, Fn&& fn) {
+  auto one = [&](NodeId& id) {
+    if (id != kNoNode) fn(id);
+  };
+  for (NodeId& id : node.prefix_items) one(id);
+  one(node.items);
+  one(node.contains);
+  for (auto& [key, id] : node.properties) one(id);
+  for (auto& [key, id] : node.pattern_properties) one(id);
+  one(node.additional_properties);
+  one(node.property_names);
+  for (NodeId& id : node.all_of) one(id);
+  for (NodeId& id : node.any_of) one(id);
+  for (NodeId& id : node.one_of) one(id);
+  one(node.not_schema);
+  one(node.if_schema);
+  one(node.then_schema);
+  one(node.else_schema);
+}
+
+// A keyword ParseSchema did not act on (permissive mode), for compile stats.
+struct IgnoredKeyword {
+  std::string keyword;
+  std::string pointer;  // The schema object holding it.
+};
+
+struct Schema {
+  std::vector<SchemaNode> nodes;
+  NodeId root = kTrueNode;
+  Draft draft = Draft::kDraft2020_12;
+  std::vector<IgnoredKeyword> ignored_keywords;
+
+  const SchemaNode& node(NodeId id) const { return nodes[static_cast<size_t>(id)]; }
+  // Human-readable dump of every node (for tests and debugging).
+  std::string DebugString() const;
+};
+
+}  // namespace maskd::json_schema
+
+#endif  // MASKD_COMPILER_JSON_SCHEMA_SCHEMA_H_
