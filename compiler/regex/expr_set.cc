@@ -1,0 +1,586 @@
+#include "compiler/regex/expr_set.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace maskd::regex {
+namespace {
+
+constexpr uint32_t kInf = ExprSet::kUnbounded;
+
+uint32_t SatAdd(uint32_t a, uint32_t b) {
+  uint64_t s = uint64_t{a} + b;
+  return s >= kInf ? kInf : static_cast<uint32_t>(s);
+}
+uint32_t SatMul(uint32_t a, uint32_t b) {
+  if (a == 0 || b == 0) return 0;
+  uint64_t p = uint64_t{a} * b;
+  return (a == kInf || b == kInf || p >= kInf) ? kInf : static_cast<uint32_t>(p);
+}
+
+constexpr uint32_t kSurrogateLo = 0xD800;
+constexpr uint32_t kSurrogateHi = 0xDFFF;
+constexpr uint32_t kMaxCodepoint = 0x10FFFF;
+
+// A UTF-8 byte-range sequence: position i takes a byte in ranges[i].
+struct Utf8Seq {
+  int len = 0;
+  std::array<std::pair<uint8_t, uint8_t>, 4> ranges{};
+};
+
+int EncodeUtf8(uint32_t cp, uint8_t* out) {
+  if (cp < 0x80) {
+    out[0] = static_cast<uint8_t>(cp);
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = static_cast<uint8_t>(0xC0 | (cp >> 6));
+    out[1] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = static_cast<uint8_t>(0xE0 | (cp >> 12));
+    out[1] = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<uint8_t>(0xF0 | (cp >> 18));
+  out[1] = static_cast<uint8_t>(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+// Splits lo..hi (no surrogates inside) into byte-range sequences, as RE2 and
+// the utf8-ranges crate do: first at encoding-length boundaries, then until
+// every continuation position spans a full or aligned range.
+void SplitUtf8(uint32_t lo, uint32_t hi, std::vector<Utf8Seq>& out) {
+  static constexpr uint32_t kLenMax[] = {0x7F, 0x7FF, 0xFFFF};
+  for (uint32_t m : kLenMax) {
+    if (lo <= m && hi > m) {
+      SplitUtf8(lo, m, out);
+      SplitUtf8(m + 1, hi, out);
+      return;
+    }
+  }
+  for (int i = 1; i < 4; ++i) {
+    uint32_t m = (1u << (6 * i)) - 1;
+    if ((lo & ~m) != (hi & ~m)) {
+      if ((lo & m) != 0) {
+        SplitUtf8(lo, lo | m, out);
+        SplitUtf8((lo | m) + 1, hi, out);
+        return;
+      }
+      if ((hi & m) != m) {
+        SplitUtf8(lo, (hi & ~m) - 1, out);
+        SplitUtf8(hi & ~m, hi, out);
+        return;
+      }
+    }
+  }
+  uint8_t a[4], b[4];
+  Utf8Seq seq;
+  seq.len = EncodeUtf8(lo, a);
+  EncodeUtf8(hi, b);
+  for (int i = 0; i < seq.len; ++i) seq.ranges[i] = {a[i], b[i]};
+  out.push_back(seq);
+}
+
+}  // namespace
+
+std::vector<CodepointRange> NormalizeCodepointRanges(std::vector<CodepointRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const CodepointRange& x, const CodepointRange& y) { return x.lo < y.lo; });
+  std::vector<CodepointRange> merged;
+  for (CodepointRange r : ranges) {
+    if (r.lo > r.hi || r.lo > kMaxCodepoint) continue;
+    r.hi = std::min(r.hi, kMaxCodepoint);
+    if (!merged.empty() && r.lo <= SatAdd(merged.back().hi, 1)) {
+      merged.back().hi = std::max(merged.back().hi, r.hi);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  std::vector<CodepointRange> out;
+  for (CodepointRange r : merged) {
+    if (r.hi < kSurrogateLo || r.lo > kSurrogateHi) {
+      out.push_back(r);
+      continue;
+    }
+    if (r.lo < kSurrogateLo) out.push_back({r.lo, kSurrogateLo - 1});
+    if (r.hi > kSurrogateHi) out.push_back({kSurrogateHi + 1, r.hi});
+  }
+  return out;
+}
+
+std::vector<CodepointRange> ComplementCodepointRanges(std::span<const CodepointRange> ranges) {
+  std::vector<CodepointRange> out;
+  uint32_t next = 0;
+  for (const CodepointRange& r : ranges) {
+    if (r.lo > next) out.push_back({next, r.lo - 1});
+    next = r.hi + 1;
+  }
+  if (next <= kMaxCodepoint) out.push_back({next, kMaxCodepoint});
+  return NormalizeCodepointRanges(std::move(out));
+}
+
+ExprSet::ExprSet() {
+  class_rep_.push_back(0);  // One class holding every byte.
+  Intern(Key{ExprKind::kNothing, 0, 0, {}}, 0, 0, 0);
+  Intern(Key{ExprKind::kEpsilon, 0, 0, {}}, kNullableFlag, 0, 0);
+  Bytes(ByteSet::All());
+  Intern(Key{ExprKind::kRepeat, 0, kInf, {kAnyByte}}, kNullableFlag, 0, kInf);
+}
+
+ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len) {
+  auto [it, inserted] = interned_.try_emplace(key, static_cast<ExprId>(nodes_.size()));
+  if (!inserted) return it->second;
+  Node n;
+  n.kind = key.kind;
+  n.flags = flags;
+  n.b = key.b;
+  n.c = key.c;
+  n.min_len = min_len;
+  n.max_len = max_len;
+  switch (key.kind) {
+    case ExprKind::kByteSet:
+      n.a = key.b;
+      break;
+    default:
+      n.args_begin = static_cast<uint32_t>(args_.size());
+      n.args_len = static_cast<uint32_t>(key.args.size());
+      args_.insert(args_.end(), key.args.begin(), key.args.end());
+  }
+  nodes_.push_back(n);
+  emptiness_.push_back(0);
+  return it->second;
+}
+
+std::span<const ExprId> ExprSet::Args(ExprId e) const {
+  const Node& n = nodes_[e];
+  return std::span<const ExprId>(args_.data() + n.args_begin, n.args_len);
+}
+
+void ExprSet::RefineClasses(const ByteSet& set) {
+  const int n = num_byte_classes();
+  std::vector<uint8_t> has_in(n, 0), has_out(n, 0);
+  for (int b = 0; b < 256; ++b) {
+    (set.Contains(static_cast<uint8_t>(b)) ? has_in : has_out)[byte_class_[b]] = 1;
+  }
+  std::vector<int> new_id(n, -1);
+  for (int b = 0; b < 256; ++b) {
+    uint8_t c = byte_class_[b];
+    if (!has_in[c] || !has_out[c] || !set.Contains(static_cast<uint8_t>(b))) continue;
+    if (new_id[c] < 0) {
+      new_id[c] = static_cast<int>(class_rep_.size());
+      class_rep_.push_back(static_cast<uint8_t>(b));
+    }
+    byte_class_[b] = static_cast<uint8_t>(new_id[c]);
+  }
+  // Representatives of split classes may have moved; recompute all.
+  std::vector<int> seen(class_rep_.size(), 0);
+  for (int b = 0; b < 256; ++b) {
+    if (!seen[byte_class_[b]]) {
+      seen[byte_class_[b]] = 1;
+      class_rep_[byte_class_[b]] = static_cast<uint8_t>(b);
+    }
+  }
+}
+
+ExprId ExprSet::Bytes(const ByteSet& set) {
+  if (set.Empty()) return kNothing;
+  auto it = byte_set_ids_.find(set);
+  if (it != byte_set_ids_.end()) return it->second;
+  uint32_t index = static_cast<uint32_t>(byte_sets_.size());
+  byte_sets_.push_back(set);
+  RefineClasses(set);
+  ExprId id = Intern(Key{ExprKind::kByteSet, index, 0, {}}, 0, 1, 1);
+  byte_set_ids_.emplace(set, id);
+  return id;
+}
+
+ExprId ExprSet::Concat(ExprId a, ExprId b) {
+  if (a == kNothing || b == kNothing) return kNothing;
+  if (a == kEpsilon) return b;
+  if (b == kEpsilon) return a;
+  if (kind(a) == ExprKind::kConcat) {
+    ExprId l = Args(a)[0], r = Args(a)[1];
+    return Concat(l, Concat(r, b));
+  }
+  uint8_t flags = ((nodes_[a].flags & nodes_[b].flags) & kNullableFlag) |
+                  ((nodes_[a].flags | nodes_[b].flags) & kBooleanFlag);
+  return Intern(Key{ExprKind::kConcat, 0, 0, {a, b}}, flags, SatAdd(MinLength(a), MinLength(b)),
+                SatAdd(MaxLength(a), MaxLength(b)));
+}
+
+ExprId ExprSet::Concat(std::span<const ExprId> parts) {
+  ExprId acc = kEpsilon;
+  for (size_t i = parts.size(); i-- > 0;) acc = Concat(parts[i], acc);
+  return acc;
+}
+
+ExprId ExprSet::Or(std::span<const ExprId> args) {
+  std::vector<ExprId> flat;
+  ByteSet bytes;
+  bool top = false;
+  auto add = [&](ExprId a) {
+    if (a == kNothing) return;
+    if (a == kAnyByteString) top = true;
+    if (kind(a) == ExprKind::kByteSet) {
+      bytes |= GetByteSet(a);
+    } else {
+      flat.push_back(a);
+    }
+  };
+  for (ExprId a : args) {
+    if (kind(a) == ExprKind::kOr) {
+      for (ExprId x : Args(a)) add(x);
+    } else {
+      add(a);
+    }
+  }
+  if (top) return kAnyByteString;
+  if (!bytes.Empty()) flat.push_back(Bytes(bytes));
+  std::sort(flat.begin(), flat.end());
+  flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
+  if (flat.size() > 1 && flat[0] == kEpsilon &&
+      std::any_of(flat.begin() + 1, flat.end(), [&](ExprId x) { return Nullable(x); })) {
+    flat.erase(flat.begin());
+  }
+  if (flat.empty()) return kNothing;
+  if (flat.size() == 1) return flat[0];
+  uint8_t flags = 0;
+  uint32_t lo = kInf, hi = 0;
+  for (ExprId x : flat) {
+    flags |= nodes_[x].flags;
+    lo = std::min(lo, MinLength(x));
+    hi = std::max(hi, MaxLength(x));
+  }
+  return Intern(Key{ExprKind::kOr, 0, 0, {flat.begin(), flat.end()}}, flags, lo, hi);
+}
+
+ExprId ExprSet::And(std::span<const ExprId> args) {
+  std::vector<ExprId> flat;
+  ByteSet bytes = ByteSet::All();
+  bool has_bytes = false, nothing = false;
+  auto add = [&](ExprId a) {
+    if (a == kNothing) nothing = true;
+    if (a == kAnyByteString) return;
+    if (kind(a) == ExprKind::kByteSet) {
+      bytes &= GetByteSet(a);
+      has_bytes = true;
+    } else {
+      flat.push_back(a);
+    }
+  };
+  for (ExprId a : args) {
+    if (kind(a) == ExprKind::kAnd) {
+      for (ExprId x : Args(a)) add(x);
+    } else {
+      add(a);
+    }
+  }
+  if (nothing) return kNothing;
+  if (has_bytes) {
+    if (bytes.Empty()) return kNothing;
+    flat.push_back(Bytes(bytes));
+  }
+  std::sort(flat.begin(), flat.end());
+  flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
+  if (flat.empty()) return kAnyByteString;
+  if (flat.size() == 1) return flat[0];
+  uint32_t lo = 0, hi = kInf;
+  bool all_nullable = true;
+  for (ExprId x : flat) {
+    lo = std::max(lo, MinLength(x));
+    hi = std::min(hi, MaxLength(x));
+    all_nullable = all_nullable && Nullable(x);
+    // x and Not(x) together are empty.
+    if (kind(x) == ExprKind::kNot && std::binary_search(flat.begin(), flat.end(), Args(x)[0])) {
+      return kNothing;
+    }
+  }
+  if (lo > hi) return kNothing;
+  if (hi == 0) return all_nullable ? kEpsilon : kNothing;
+  uint8_t flags = kBooleanFlag | (all_nullable ? kNullableFlag : 0);
+  return Intern(Key{ExprKind::kAnd, 0, 0, {flat.begin(), flat.end()}}, flags, lo, hi);
+}
+
+ExprId ExprSet::Not(ExprId a) {
+  if (kind(a) == ExprKind::kNot) return Args(a)[0];
+  if (a == kNothing) return kAnyByteString;
+  if (a == kAnyByteString) return kNothing;
+  uint8_t flags = kBooleanFlag | (Nullable(a) ? 0 : kNullableFlag);
+  return Intern(Key{ExprKind::kNot, 0, 0, {a}}, flags, 0, kInf);
+}
+
+ExprId ExprSet::Repeat(ExprId a, uint32_t min, uint32_t max) {
+  if (max != kInf && max < min) return kNothing;
+  if (max == 0) return kEpsilon;
+  if (a == kNothing) return min == 0 ? kEpsilon : kNothing;
+  if (a == kEpsilon) return kEpsilon;
+  // x nullable: x{m,n} = x{0,n}, one canonical form.
+  if (Nullable(a)) min = 0;
+  if (min == 1 && max == 1) return a;
+  if (kind(a) == ExprKind::kRepeat && min == 0 && max == kInf && RepeatMin(a) == 0 &&
+      RepeatMax(a) == kInf) {
+    return a;  // (x*)* = x*.
+  }
+  return RepeatUnchecked(a, min, max);
+}
+
+ExprId ExprSet::RepeatUnchecked(ExprId a, uint32_t min, uint32_t max) {
+  uint8_t flags = (nodes_[a].flags & kBooleanFlag) | (min == 0 ? kNullableFlag : 0);
+  uint32_t max_len = max == kInf ? (MaxLength(a) == 0 ? 0 : kInf) : SatMul(MaxLength(a), max);
+  return Intern(Key{ExprKind::kRepeat, min, max, {a}}, flags, SatMul(MinLength(a), min), max_len);
+}
+
+ExprId ExprSet::Literal(std::string_view bytes) {
+  ExprId acc = kEpsilon;
+  for (size_t i = bytes.size(); i-- > 0;) acc = Concat(Byte(static_cast<uint8_t>(bytes[i])), acc);
+  return acc;
+}
+
+ExprId ExprSet::Codepoints(uint32_t lo, uint32_t hi) {
+  CodepointRange r{lo, hi};
+  return Codepoints(std::span<const CodepointRange>(&r, 1));
+}
+
+ExprId ExprSet::Codepoints(std::span<const CodepointRange> ranges) {
+  std::vector<CodepointRange> norm =
+      NormalizeCodepointRanges(std::vector<CodepointRange>(ranges.begin(), ranges.end()));
+  std::vector<Utf8Seq> seqs;
+  for (const CodepointRange& r : norm) SplitUtf8(r.lo, r.hi, seqs);
+  // Factor common leading byte ranges so the expression is a trie, not a
+  // flat union of hundreds of sequences.
+  struct Builder {
+    ExprSet* set;
+    ExprId Build(std::span<const Utf8Seq> seqs, int pos) {
+      std::map<std::pair<uint8_t, uint8_t>, std::vector<Utf8Seq>> groups;
+      std::vector<ExprId> alts;
+      for (const Utf8Seq& s : seqs) {
+        if (s.len == pos) {
+          alts.push_back(kEpsilon);
+        } else {
+          groups[s.ranges[pos]].push_back(s);
+        }
+      }
+      for (auto& [range, group] : groups) {
+        alts.push_back(
+            set->Concat(set->ByteRange(range.first, range.second), Build(group, pos + 1)));
+      }
+      return set->Or(alts);
+    }
+  };
+  return Builder{this}.Build(seqs, 0);
+}
+
+ExprId ExprSet::AnyCodepoint() {
+  if (any_codepoint_ == kNothing) any_codepoint_ = Codepoints(0, kMaxCodepoint);
+  return any_codepoint_;
+}
+
+ExprId ExprSet::Derivative(ExprId e, uint8_t b) {
+  uint64_t key = (uint64_t{e} << 8) | b;
+  auto it = derivatives_.find(key);
+  if (it != derivatives_.end()) return it->second;
+  ExprId d = ComputeDerivative(e, b);
+  derivatives_.emplace(key, d);
+  return d;
+}
+
+ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
+  switch (kind(e)) {
+    case ExprKind::kNothing:
+    case ExprKind::kEpsilon:
+      return kNothing;
+    case ExprKind::kByteSet:
+      return GetByteSet(e).Contains(b) ? kEpsilon : kNothing;
+    case ExprKind::kConcat: {
+      ExprId l = Args(e)[0], r = Args(e)[1];
+      ExprId first = Concat(Derivative(l, b), r);
+      if (!Nullable(l)) return first;
+      return Or(first, Derivative(r, b));
+    }
+    case ExprKind::kOr:
+    case ExprKind::kAnd: {
+      std::vector<ExprId> args(Args(e).begin(), Args(e).end());
+      for (ExprId& a : args) a = Derivative(a, b);
+      return kind(e) == ExprKind::kOr ? Or(args) : And(args);
+    }
+    case ExprKind::kNot:
+      return Not(Derivative(Args(e)[0], b));
+    case ExprKind::kRepeat: {
+      ExprId a = Args(e)[0];
+      uint32_t min = RepeatMin(e), max = RepeatMax(e);
+      ExprId rest = Repeat(a, min == 0 ? 0 : min - 1, max == kInf ? kInf : max - 1);
+      return Concat(Derivative(a, b), rest);
+    }
+  }
+  return kNothing;
+}
+
+absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget) {
+  if (e == kNothing) return true;
+  if (Nullable(e) || !HasBoolean(e)) return false;
+  if (emptiness_[e] != 0) return emptiness_[e] == 1;
+  // Breadth-first search over derivatives (by one byte per class) for a
+  // nullable one. parent[i] lets a success mark the whole path non-empty.
+  std::vector<ExprId> queue{e};
+  std::vector<uint32_t> parent{0};
+  absl::flat_hash_set<ExprId> seen{e};
+  const std::vector<uint8_t> reps = class_rep_;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    for (uint8_t r : reps) {
+      ExprId d = Derivative(queue[i], r);
+      if (d == kNothing || emptiness_[d] == 1) continue;
+      if (Nullable(d) || !HasBoolean(d) || emptiness_[d] == 2) {
+        for (size_t j = i;; j = parent[j]) {
+          emptiness_[queue[j]] = 2;
+          if (j == 0) break;
+        }
+        return false;
+      }
+      if (!seen.insert(d).second) continue;
+      if (seen.size() > budget) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("regex emptiness check exceeded its budget of ", budget, " states"));
+      }
+      queue.push_back(d);
+      parent.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  // Closed under derivatives and nothing nullable: all of them are empty.
+  for (ExprId x : queue) emptiness_[x] = 1;
+  return true;
+}
+
+bool ExprSet::Matches(ExprId e, std::string_view bytes) {
+  for (char c : bytes) {
+    e = Derivative(e, static_cast<uint8_t>(c));
+    if (e == kNothing) return false;
+  }
+  return Nullable(e);
+}
+
+size_t ExprSet::MemoryBytes() const {
+  // flat_hash_map slots plus control bytes, roughly.
+  auto map_bytes = [](size_t capacity, size_t slot) { return capacity * (slot + 1); };
+  return nodes_.capacity() * sizeof(Node) + args_.capacity() * sizeof(ExprId) +
+         byte_sets_.capacity() * sizeof(ByteSet) + emptiness_.capacity() +
+         map_bytes(interned_.capacity(), sizeof(std::pair<Key, ExprId>)) +
+         map_bytes(byte_set_ids_.capacity(), sizeof(std::pair<ByteSet, ExprId>)) +
+         map_bytes(derivatives_.capacity(), sizeof(std::pair<uint64_t, ExprId>));
+}
+
+namespace {
+
+void AppendByte(uint8_t b, std::string& out) {
+  if (b >= 0x21 && b < 0x7F &&
+      std::string_view("\\[]-^.()|&~*+?{}").find(b) == std::string_view::npos) {
+    out.push_back(static_cast<char>(b));
+  } else {
+    absl::StrAppendFormat(&out, "\\x%02X", b);
+  }
+}
+
+}  // namespace
+
+std::string ExprSet::ToString(ExprId e) const {
+  std::string out;
+  AppendString(e, 0, out);
+  return out;
+}
+
+// Precedence: 0 Or, 1 And, 2 Concat, 3 unary. Parenthesize when the parent
+// binds tighter.
+void ExprSet::AppendString(ExprId e, int parent_prec, std::string& out) const {
+  auto wrap = [&](int prec, auto body) {
+    if (prec < parent_prec) out += '(';
+    body();
+    if (prec < parent_prec) out += ')';
+  };
+  switch (kind(e)) {
+    case ExprKind::kNothing:
+      out += "<nothing>";
+      return;
+    case ExprKind::kEpsilon:
+      out += "<empty>";
+      return;
+    case ExprKind::kByteSet: {
+      const ByteSet& s = GetByteSet(e);
+      if (s.IsAll()) {
+        out += '.';
+        return;
+      }
+      if (s.Count() == 1) {
+        for (int b = 0; b < 256; ++b) {
+          if (s.Contains(static_cast<uint8_t>(b))) AppendByte(static_cast<uint8_t>(b), out);
+        }
+        return;
+      }
+      out += '[';
+      for (int b = 0; b < 256; ++b) {
+        if (!s.Contains(static_cast<uint8_t>(b))) continue;
+        int hi = b;
+        while (hi + 1 < 256 && s.Contains(static_cast<uint8_t>(hi + 1))) ++hi;
+        AppendByte(static_cast<uint8_t>(b), out);
+        if (hi > b) {
+          if (hi > b + 1) out += '-';
+          AppendByte(static_cast<uint8_t>(hi), out);
+        }
+        b = hi;
+      }
+      out += ']';
+      return;
+    }
+    case ExprKind::kConcat:
+      wrap(2, [&] {
+        AppendString(Args(e)[0], 3, out);
+        AppendString(Args(e)[1], 2, out);
+      });
+      return;
+    case ExprKind::kOr:
+    case ExprKind::kAnd: {
+      int prec = kind(e) == ExprKind::kOr ? 0 : 1;
+      wrap(prec, [&] {
+        bool first = true;
+        for (ExprId a : Args(e)) {
+          if (!first) out += prec == 0 ? '|' : '&';
+          first = false;
+          AppendString(a, prec + 1, out);
+        }
+      });
+      return;
+    }
+    case ExprKind::kNot:
+      out += '~';
+      AppendString(Args(e)[0], 3, out);
+      return;
+    case ExprKind::kRepeat: {
+      AppendString(Args(e)[0], 4, out);
+      uint32_t min = RepeatMin(e), max = RepeatMax(e);
+      if (min == 0 && max == kInf) {
+        out += '*';
+      } else if (min == 1 && max == kInf) {
+        out += '+';
+      } else if (min == 0 && max == 1) {
+        out += '?';
+      } else if (max == kInf) {
+        absl::StrAppend(&out, "{", min, ",}");
+      } else if (min == max) {
+        absl::StrAppend(&out, "{", min, "}");
+      } else {
+        absl::StrAppend(&out, "{", min, ",", max, "}");
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace maskd::regex

@@ -1,0 +1,193 @@
+// ExprSet: a hash-consed pool of regular expressions over BYTES, closed under
+// Brzozowski derivatives. Besides the usual operators it has And and Not
+// (complement w.r.t. all byte strings) and a symbolic bounded repetition, so
+// `x{1,1000}` is one node whose derivatives count down instead of a
+// thousand-fold unrolling (DESIGN.md §3; modelled on llguidance's derivre).
+//
+// Every constructor simplifies (flattening, sorting and deduplicating Or/And,
+// right-associating Concat, absorbing Nothing/Epsilon, Not(Not(x)) = x, length
+// bounds for And, ...), and structurally equal expressions get the same id, so
+// the derivatives of an expression are finitely many ids and a lazy DFA can
+// use ids as states.
+//
+// Thread safety: an ExprSet is NOT internally synchronized; every call that
+// may add nodes (constructors, Derivative, IsEmpty) needs exclusive access.
+// LazyDfa (lazy_dfa.h) owns that access once it is built over a pool.
+#ifndef MASKD_COMPILER_REGEX_EXPR_SET_H_
+#define MASKD_COMPILER_REGEX_EXPR_SET_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "compiler/regex/byte_set.h"
+
+namespace maskd::regex {
+
+// Id of an expression in an ExprSet (the grammar IR stores these).
+using ExprId = uint32_t;
+
+enum class ExprKind : uint8_t {
+  kNothing,  // The empty language.
+  kEpsilon,  // Only the empty string.
+  kByteSet,  // One byte from a set (never empty).
+  kConcat,   // Binary, right-associated: the left side is never a Concat.
+  kOr,       // Two or more args, sorted and distinct.
+  kAnd,      // Two or more args, sorted and distinct.
+  kNot,      // All byte strings not in the arg.
+  kRepeat,   // arg{min,max}; max may be kUnbounded.
+};
+
+// A code point range, both ends inclusive.
+struct CodepointRange {
+  uint32_t lo;
+  uint32_t hi;
+  friend bool operator==(const CodepointRange&, const CodepointRange&) = default;
+};
+
+// Sorts, merges overlapping/adjacent ranges and removes the surrogates
+// U+D800..U+DFFF and anything above U+10FFFF (they have no UTF-8 encoding).
+std::vector<CodepointRange> NormalizeCodepointRanges(std::vector<CodepointRange> ranges);
+// The complement within U+0000..U+10FFFF minus surrogates; input normalized.
+std::vector<CodepointRange> ComplementCodepointRanges(std::span<const CodepointRange> ranges);
+
+class ExprSet {
+ public:
+  static constexpr uint32_t kUnbounded = 0xFFFFFFFFu;
+  // Fixed ids present in every pool.
+  static constexpr ExprId kNothing = 0;
+  static constexpr ExprId kEpsilon = 1;
+  static constexpr ExprId kAnyByte = 2;
+  static constexpr ExprId kAnyByteString = 3;  // AnyByte*, = Not(Nothing).
+
+  ExprSet();
+  ExprSet(const ExprSet&) = delete;
+  ExprSet& operator=(const ExprSet&) = delete;
+
+  // ---- Smart constructors. ----
+  ExprId Bytes(const ByteSet& set);  // kNothing for the empty set.
+  ExprId Byte(uint8_t b) { return Bytes(ByteSet::Single(b)); }
+  ExprId ByteRange(uint8_t lo, uint8_t hi) { return Bytes(ByteSet::Range(lo, hi)); }
+  ExprId Concat(ExprId a, ExprId b);
+  ExprId Concat(std::span<const ExprId> parts);
+  ExprId Or(ExprId a, ExprId b) { return Or(std::span<const ExprId>({a, b})); }
+  ExprId Or(std::span<const ExprId> args);
+  ExprId And(ExprId a, ExprId b) { return And(std::span<const ExprId>({a, b})); }
+  ExprId And(std::span<const ExprId> args);
+  ExprId Not(ExprId a);
+  // a{min,max}; max == kUnbounded for no upper bound; kNothing if max < min.
+  ExprId Repeat(ExprId a, uint32_t min, uint32_t max);
+  ExprId Star(ExprId a) { return Repeat(a, 0, kUnbounded); }
+  ExprId Optional(ExprId a) { return Repeat(a, 0, 1); }
+
+  // ---- Helpers for front ends. ----
+  ExprId Literal(std::string_view bytes);
+  // The UTF-8 encodings of the code points in lo..hi (surrogates excluded).
+  ExprId Codepoints(uint32_t lo, uint32_t hi);
+  // The UTF-8 encodings of a set of code points (any order, may overlap).
+  ExprId Codepoints(std::span<const CodepointRange> ranges);
+  // One valid UTF-8 encoded code point (U+0000..U+10FFFF minus surrogates).
+  ExprId AnyCodepoint();
+  // Any valid UTF-8 string (AnyCodepoint*).
+  ExprId AnyUtf8String() { return Star(AnyCodepoint()); }
+  // e minus the empty string.
+  ExprId NonEmpty(ExprId e) { return Nullable(e) ? And(e, Not(kEpsilon)) : e; }
+
+  // ---- Inspection. ----
+  size_t size() const { return nodes_.size(); }
+  ExprKind kind(ExprId e) const { return nodes_[e].kind; }
+  bool Nullable(ExprId e) const { return nodes_[e].flags & kNullableFlag; }
+  // False when e uses neither And nor Not: such an expression (other than
+  // kNothing) is never empty, so emptiness checks are free.
+  bool HasBoolean(ExprId e) const { return nodes_[e].flags & kBooleanFlag; }
+  // Sound bounds on the length of the strings of e (max may be kUnbounded).
+  uint32_t MinLength(ExprId e) const { return nodes_[e].min_len; }
+  uint32_t MaxLength(ExprId e) const { return nodes_[e].max_len; }
+  // Args: Concat -> {left, right}; Or/And -> args; Not/Repeat -> {arg}.
+  std::span<const ExprId> Args(ExprId e) const;
+  const ByteSet& GetByteSet(ExprId e) const { return byte_sets_[nodes_[e].a]; }
+  uint32_t RepeatMin(ExprId e) const { return nodes_[e].b; }
+  uint32_t RepeatMax(ExprId e) const { return nodes_[e].c; }
+  // A readable rendering, for tests and debug output.
+  std::string ToString(ExprId e) const;
+
+  // ---- Derivatives and emptiness. ----
+  // The derivative of e by byte b (the strings s with b+s in e), memoized.
+  ExprId Derivative(ExprId e, uint8_t b);
+  // Whether L(e) is empty, decided exactly by exploring derivatives (memoized).
+  // ResourceExhausted when more than `budget` distinct derivatives would have
+  // to be explored to decide.
+  absl::StatusOr<bool> IsEmpty(ExprId e, size_t budget = 20000);
+  // Whether e matches the whole of `bytes` (by derivatives; for tests).
+  bool Matches(ExprId e, std::string_view bytes);
+
+  // Byte classes: bytes no byte set in the pool tells apart, so derivatives
+  // by any two bytes of a class are equal. Refined as byte sets are added.
+  const std::array<uint8_t, 256>& byte_class() const { return byte_class_; }
+  int num_byte_classes() const { return static_cast<int>(class_rep_.size()); }
+  // One byte of each class, by class id.
+  const std::vector<uint8_t>& class_representatives() const { return class_rep_; }
+
+  // Approximate heap use in bytes.
+  size_t MemoryBytes() const;
+
+ private:
+  static constexpr uint8_t kNullableFlag = 1;
+  static constexpr uint8_t kBooleanFlag = 2;
+
+  struct Node {
+    ExprKind kind;
+    uint8_t flags;
+    // Meaning depends on kind: ByteSet -> a = byte set index; Concat ->
+    // args; Or/And -> args_begin/args_len; Not -> args; Repeat -> args, b =
+    // min, c = max.
+    uint32_t a = 0;
+    uint32_t b = 0;
+    uint32_t c = 0;
+    uint32_t args_begin = 0;
+    uint32_t args_len = 0;
+    uint32_t min_len = 0;
+    uint32_t max_len = 0;
+  };
+  struct Key {
+    ExprKind kind;
+    uint32_t b = 0;
+    uint32_t c = 0;
+    absl::InlinedVector<ExprId, 3> args;
+    friend bool operator==(const Key&, const Key&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.kind, k.b, k.c, k.args);
+    }
+  };
+
+  ExprId Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len);
+  ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
+  void RefineClasses(const ByteSet& set);
+  ExprId ComputeDerivative(ExprId e, uint8_t b);
+  void AppendString(ExprId e, int parent_prec, std::string& out) const;
+
+  std::vector<Node> nodes_;
+  std::vector<ExprId> args_;
+  std::vector<ByteSet> byte_sets_;
+  absl::flat_hash_map<Key, ExprId> interned_;
+  absl::flat_hash_map<ByteSet, ExprId> byte_set_ids_;
+  absl::flat_hash_map<uint64_t, ExprId> derivatives_;
+  // Per node: 0 unknown, 1 empty, 2 non-empty.
+  std::vector<uint8_t> emptiness_;
+  std::array<uint8_t, 256> byte_class_{};
+  std::vector<uint8_t> class_rep_;
+  ExprId any_codepoint_ = kNothing;
+};
+
+}  // namespace maskd::regex
+
+#endif  // MASKD_COMPILER_REGEX_EXPR_SET_H_

@@ -1,0 +1,156 @@
+// LazyDfa: a DFA over bytes whose states are built on demand from regex
+// derivatives. A state is a set of (tag, expression) pairs -- one per lexeme
+// still possible, as in derivre's RegexVec -- so one DFA serves a whole
+// lexer: a state accepts tag t when t's expression is nullable, and pairs
+// whose language became EMPTY are dropped (decided exactly by
+// ExprSet::IsEmpty, not just syntactically), so IsDead(s) holds iff no byte
+// string leads from s to acceptance. A single regex is the case of one tag.
+//
+// Speed: Step() is a table lookup once the transition is known -- one load
+// of the byte's class and one acquire load of the transition slot.
+//
+// Thread safety: one LazyDfa is meant to be shared by every matcher of a
+// compiled grammar, on any thread. Filled transition slots are read without
+// locks (each slot is an atomic written once, with release order, after the
+// target state's row and info were fully built; state storage lives in
+// fixed blocks that never move). A miss takes a per-DFA mutex that also
+// guards the ExprSet, computes the derivative and publishes the slot. So the
+// ExprSet must not be touched by anyone else while the DFA is in use.
+//
+// Limits: the state count and the memory of the DFA plus its pool are
+// bounded (Options). When a limit is hit (or an emptiness check runs out of
+// budget) the DFA becomes FAILED: status() says why and Step() returns kDead
+// for transitions it could not compute. A caller must check status() after
+// using the DFA and report the error rather than trust such a result.
+#ifndef MASKD_COMPILER_REGEX_LAZY_DFA_H_
+#define MASKD_COMPILER_REGEX_LAZY_DFA_H_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "compiler/regex/byte_set.h"
+#include "compiler/regex/expr_set.h"
+
+namespace maskd::regex {
+
+using StateId = uint32_t;
+
+struct TaggedExpr {
+  uint32_t tag;
+  ExprId expr;
+  friend bool operator==(const TaggedExpr&, const TaggedExpr&) = default;
+};
+
+class LazyDfa {
+ public:
+  struct Options {
+    size_t max_states = 100000;
+    // Bound on MemoryBytes() (DFA tables plus the ExprSet).
+    size_t max_memory_bytes = size_t{256} << 20;
+    // States an emptiness check may explore (ExprSet::IsEmpty).
+    size_t emptiness_budget = 20000;
+  };
+
+  // The state with no live expression: nothing can be accepted from it.
+  static constexpr StateId kDead = 0;
+
+  // `pool` must outlive the DFA and hold every expression later passed to
+  // Start(); after this, only the DFA may mutate it (see the file comment).
+  explicit LazyDfa(ExprSet* pool) : LazyDfa(pool, Options()) {}
+  LazyDfa(ExprSet* pool, Options options);
+  ~LazyDfa();
+  LazyDfa(const LazyDfa&) = delete;
+  LazyDfa& operator=(const LazyDfa&) = delete;
+
+  // The state for a set of (tag, expression) pairs; tags must be distinct.
+  // Expressions with an empty language are dropped. FailedPrecondition when an
+  // expression was built after the DFA refined byte classes differently.
+  absl::StatusOr<StateId> Start(std::span<const TaggedExpr> exprs);
+  absl::StatusOr<StateId> Start(ExprId e) {
+    TaggedExpr t{0, e};
+    return Start(std::span<const TaggedExpr>(&t, 1));
+  }
+
+  // The state after byte b. Lock-free when already computed.
+  StateId Step(StateId s, uint8_t b) const {
+    const Block& block = blocks_[s >> kBlockShift];
+    uint32_t t = block.next[(s & kBlockMask) * num_classes_ + byte_class_[b]].load(
+        std::memory_order_acquire);
+    if (t != kUnknown) [[likely]]
+      return t;
+    return StepSlow(s, b);
+  }
+  // Steps over a byte string; stops early at kDead.
+  StateId Walk(StateId s, std::string_view bytes) const;
+
+  bool IsDead(StateId s) const { return s == kDead; }
+  // Some expression of s accepts the empty string.
+  bool IsAccepting(StateId s) const { return Info(s).accepting; }
+  // The tags whose expression accepts the empty string in s, ascending.
+  std::span<const uint32_t> AcceptingTags(StateId s) const { return Info(s).accepting_tags; }
+  // The live (non-empty) (tag, expression) pairs of s, ascending by tag.
+  std::span<const TaggedExpr> Exprs(StateId s) const { return Info(s).exprs; }
+  // The bytes after which s is not dead (computes missing transitions).
+  ByteSet FirstBytes(StateId s) const;
+
+  // OK, or why the DFA failed (limits); sticky.
+  absl::Status status() const;
+  size_t num_states() const { return num_states_.load(std::memory_order_acquire); }
+  int num_byte_classes() const { return num_classes_; }
+  // Approximate heap use of the DFA and its pool, in bytes.
+  size_t MemoryBytes() const;
+
+ private:
+  static constexpr uint32_t kUnknown = 0xFFFFFFFFu;
+  static constexpr int kBlockShift = 8;
+  static constexpr uint32_t kBlockMask = (1u << kBlockShift) - 1;
+
+  struct StateInfo {
+    std::vector<TaggedExpr> exprs;
+    std::vector<uint32_t> accepting_tags;
+    bool accepting = false;
+  };
+  struct Block {
+    std::unique_ptr<std::atomic<uint32_t>[]> next;
+    std::unique_ptr<StateInfo[]> info;
+  };
+
+  const StateInfo& Info(StateId s) const { return blocks_[s >> kBlockShift].info[s & kBlockMask]; }
+  StateId StepSlow(StateId s, uint8_t b) const;
+  // Interns a state whose pairs are all non-empty and sorted by tag.
+  absl::StatusOr<StateId> InternLocked(std::vector<TaggedExpr> exprs) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  size_t MemoryBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  std::array<uint8_t, 256> byte_class_;
+  int num_classes_;
+  std::vector<uint8_t> class_rep_;
+  std::vector<ByteSet> class_bytes_;
+  size_t max_blocks_;
+  // Fixed array of blocks; a block is allocated (under mu_) before any state
+  // in it is published, and never moves or shrinks.
+  std::unique_ptr<Block[]> blocks_;
+  mutable std::atomic<size_t> num_states_{0};
+
+  mutable absl::Mutex mu_;
+  ExprSet* const pool_ ABSL_PT_GUARDED_BY(mu_);
+  mutable absl::flat_hash_map<std::vector<uint64_t>, StateId> state_ids_ ABSL_GUARDED_BY(mu_);
+  mutable size_t num_blocks_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable size_t state_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace maskd::regex
+
+#endif  // MASKD_COMPILER_REGEX_LAZY_DFA_H_
