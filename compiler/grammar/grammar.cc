@@ -241,22 +241,34 @@ void Grammar::ComputeTables() {
     pos_rule_.push_back(r);
   }
 
-  // Nullable: fixpoint (grammars are small; rules are rescanned until stable).
+  // Nullable: worklist over "body symbols not yet known nullable" counts,
+  // linear in the grammar size (rules with a lexeme never qualify).
   nullable_.assign(num_nts, 0);
-  for (bool changed = true; changed;) {
-    changed = false;
+  {
+    std::vector<std::vector<RuleId>> rules_using(num_nts);
+    std::vector<uint32_t> pending(num_rules, 0);
+    std::vector<NonterminalId> queue;
     for (RuleId r = 0; r < num_rules; ++r) {
-      if (nullable_[rule_lhs_[r]]) continue;
-      bool all = true;
+      bool has_lexeme = false;
+      for (Symbol s : rule_rhs(r)) has_lexeme = has_lexeme || s.is_lexeme();
+      if (has_lexeme) continue;
       for (Symbol s : rule_rhs(r)) {
-        if (s.is_lexeme() || !nullable_[s.id()]) {
-          all = false;
-          break;
-        }
+        ++pending[r];
+        rules_using[s.id()].push_back(r);
       }
-      if (all) {
+      if (pending[r] == 0 && !nullable_[rule_lhs_[r]]) {
         nullable_[rule_lhs_[r]] = 1;
-        changed = true;
+        queue.push_back(rule_lhs_[r]);
+      }
+    }
+    while (!queue.empty()) {
+      const NonterminalId a = queue.back();
+      queue.pop_back();
+      for (RuleId r : rules_using[a]) {
+        if (--pending[r] == 0 && !nullable_[rule_lhs_[r]]) {
+          nullable_[rule_lhs_[r]] = 1;
+          queue.push_back(rule_lhs_[r]);
+        }
       }
     }
   }
