@@ -22,32 +22,34 @@
 #define MASKD_CACHE_SHARDED_LRU_CACHE_H_
 
 #include <bit>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cache/cache_stats.h"
 #include "cache/clock.h"
 #include "cache/compute_errors.h"
+#include "cache/status_snapshot.h"
 
 namespace maskd {
 
@@ -97,7 +99,7 @@ class ShardedLruCache {
   // Bytes charged for a cached error of `key` with `status`: the strings it
   // holds plus a fixed allowance for the entry's bookkeeping.
   static size_t ErrorCharge(std::string_view key, const absl::Status& status) {
-    return key.size() + status.message().size() + kErrorEntryOverheadBytes;
+    return key.size() + StatusSnapshot(status).TextBytes() + kErrorEntryOverheadBytes;
   }
 
   explicit ShardedLruCache(Options options = Options())
@@ -160,29 +162,67 @@ class ShardedLruCache {
 
   struct Entry {
     std::string key;
-    ValuePtr value;      // Null for a cached error.
-    absl::Status error;  // Set for a cached error.
-    absl::Time expires;  // Cached errors only.
+    ValuePtr value;        // Null for a cached error.
+    StatusSnapshot error;  // Set for a cached error.
+    absl::Time expires;    // Cached errors only.
     size_t bytes = 0;
   };
   using EntryList = std::list<Entry>;
 
-  // One compute in flight. `result` is written once, before `done` is
-  // notified, and read only after waiting on `done`.
-  struct Flight {
+  // One compute in flight, finished exactly once by whoever runs it.
+  class Flight {
+   public:
     explicit Flight(std::string_view k) : key(k) {}
+
+    void Finish(const Result& result) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (result.ok()) {
+          value_ = *result;
+        } else {
+          error_ = StatusSnapshot(result.status());
+        }
+        done_ = true;
+      }
+      done_cv_.notify_all();
+    }
+
+    // The result, or nullopt if `deadline` passed first.
+    std::optional<Result> Wait(absl::Time deadline) {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto finished = [this] { return done_; };
+      if (deadline == absl::InfiniteFuture()) {
+        done_cv_.wait(lock, finished);
+      } else if (!done_cv_.wait_until(lock, absl::ToChronoTime(deadline), finished)) {
+        return std::nullopt;
+      }
+      if (value_ != nullptr) return value_;
+      return error_.ToStatus();
+    }
+
     const std::string key;  // Viewed by the shard's `flights` index.
-    absl::Notification done;
-    Result result{absl::UnknownError("compute has not finished")};
+
+   private:
+    // std::mutex rather than absl::Mutex here and in Shard: the system's
+    // absl is not built with ThreadSanitizer, so TSan cannot see absl::Mutex
+    // synchronise and would report false races; it does see pthread mutexes.
+    std::mutex mu_;
+    std::condition_variable done_cv_;
+    bool done_ = false;  // Guarded by mu_.
+    // The outcome; the error as text so waiters share no absl::Status (see
+    // status_snapshot.h). Guarded by mu_.
+    ValuePtr value_;
+    StatusSnapshot error_;
   };
 
   struct alignas(64) Shard {
-    absl::Mutex mu;
-    EntryList lru ABSL_GUARDED_BY(mu);  // Front: most recently used.
+    std::mutex mu;
+    // All below guarded by mu.
+    EntryList lru;  // Front: most recently used.
     // Keys view the strings owned by the list nodes, which never move.
-    absl::flat_hash_map<std::string_view, typename EntryList::iterator> index ABSL_GUARDED_BY(mu);
-    absl::flat_hash_map<std::string_view, std::shared_ptr<Flight>> flights ABSL_GUARDED_BY(mu);
-    size_t bytes ABSL_GUARDED_BY(mu) = 0;
+    absl::flat_hash_map<std::string_view, typename EntryList::iterator> index;
+    absl::flat_hash_map<std::string_view, std::shared_ptr<Flight>> flights;
+    size_t bytes = 0;
   };
 
   // Work collected under a shard lock and finished after releasing it:
@@ -223,7 +263,7 @@ class ShardedLruCache {
       Aftermath after;
       ValuePtr value;
       {
-        absl::MutexLock lock(&shard.mu);
+        std::lock_guard<std::mutex> lock(shard.mu);
         const Entry* entry = FindLocked(shard, key, after);
         if (entry != nullptr && entry->value != nullptr) value = entry->value;
       }
@@ -239,7 +279,7 @@ class ShardedLruCache {
       Shard& shard = ShardFor(key);
       Aftermath after;
       {
-        absl::MutexLock lock(&shard.mu);
+        std::lock_guard<std::mutex> lock(shard.mu);
         StoreValueLocked(shard, key, std::move(value), bytes, after);
       }
       const bool kept = !after.oversized;
@@ -250,7 +290,7 @@ class ShardedLruCache {
     bool Erase(std::string_view key) {
       Shard& shard = ShardFor(key);
       Aftermath after;
-      absl::MutexLock lock(&shard.mu);
+      std::lock_guard<std::mutex> lock(shard.mu);
       auto it = shard.index.find(key);
       if (it == shard.index.end()) return false;
       RemoveLocked(shard, it->second, after);
@@ -263,7 +303,7 @@ class ShardedLruCache {
       for (size_t i = 0; i < shard_count; ++i) {
         Shard& shard = shards[i];
         EntryList dropped;
-        absl::MutexLock lock(&shard.mu);
+        std::lock_guard<std::mutex> lock(shard.mu);
         counters.AddResident(-static_cast<int64_t>(shard.bytes),
                              -static_cast<int64_t>(shard.lru.size()));
         shard.index.clear();
@@ -279,10 +319,10 @@ class ShardedLruCache {
       std::shared_ptr<Flight> flight;
       bool leader = false;
       ValuePtr cached_value;
-      absl::Status cached_error;
+      StatusSnapshot cached_error;
       {
         Aftermath after;  // Only ever holds an expired error; freed after unlock.
-        absl::MutexLock lock(&shard.mu);
+        std::lock_guard<std::mutex> lock(shard.mu);
         if (const Entry* entry = FindLocked(shard, key, after); entry != nullptr) {
           cached_value = entry->value;
           cached_error = entry->error;
@@ -302,7 +342,7 @@ class ShardedLruCache {
           return cached_value;
         }
         counters.ErrorHit();
-        return cached_error;
+        return cached_error.ToStatus();
       }
       if (!leader) {
         counters.Join();
@@ -310,28 +350,29 @@ class ShardedLruCache {
       }
       counters.Miss();
       if (!options.executor) {
-        RunCompute(key, compute, *flight);
-        return flight->result;
+        return RunCompute(key, compute, *flight);
       }
       options.executor([self, key = std::string(key),
                         compute = std::decay_t<ComputeFn>(std::forward<ComputeFn>(compute)),
-                        flight]() mutable { self->RunCompute(key, compute, *flight); });
+                        flight]() mutable { (void)self->RunCompute(key, compute, *flight); });
       return Await(*flight, deadline);
     }
 
     Result Await(Flight& flight, absl::Time deadline) {
-      if (!flight.done.WaitForNotificationWithDeadline(deadline)) {
+      std::optional<Result> result = flight.Wait(deadline);
+      if (!result.has_value()) {
         counters.DeadlineExceeded();
         return absl::DeadlineExceededError(
             "deadline passed while waiting for the compute of this key; it goes on and will "
             "fill the cache");
       }
-      return flight.result;
+      return *std::move(result);
     }
 
     // Runs `compute`, stores its outcome, ends the flight and wakes waiters.
+    // Returns the outcome too, for a caller that ran it inline.
     template <typename ComputeFn>
-    void RunCompute(std::string_view key, ComputeFn& compute, Flight& flight) {
+    Result RunCompute(std::string_view key, ComputeFn& compute, Flight& flight) {
       const absl::Time start = absl::Now();
       Result result{absl::UnknownError("unset")};
       bool threw = false;
@@ -351,7 +392,7 @@ class ShardedLruCache {
       Shard& shard = ShardFor(key);
       Aftermath after;
       {
-        absl::MutexLock lock(&shard.mu);
+        std::lock_guard<std::mutex> lock(shard.mu);
         if (result.ok()) {
           StoreValueLocked(shard, key, *result, bytes, after);
         } else if (options.error_ttl > absl::ZeroDuration() &&
@@ -362,16 +403,15 @@ class ShardedLruCache {
         // the flight finds the entry (or, if it was not kept, computes anew).
         shard.flights.erase(key);
       }
-      flight.result = std::move(result);
-      flight.done.Notify();
-      counters.ComputeDone(elapsed, flight.result.status(), threw);
+      counters.ComputeDone(elapsed, result.status(), threw);
+      flight.Finish(result);
       Report(after);
+      return result;
     }
 
     // The live entry for `key`, moved to the front of the LRU list, or null.
     // An expired cached error is dropped and reported as absent.
-    const Entry* FindLocked(Shard& shard, std::string_view key, Aftermath& after)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    const Entry* FindLocked(Shard& shard, std::string_view key, Aftermath& after) {
       auto it = shard.index.find(key);
       if (it == shard.index.end()) return nullptr;
       auto node = it->second;
@@ -384,7 +424,7 @@ class ShardedLruCache {
     }
 
     void StoreValueLocked(Shard& shard, std::string_view key, ValuePtr value, size_t bytes,
-                          Aftermath& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                          Aftermath& after) {
       Entry entry;
       entry.value = std::move(value);
       entry.bytes = bytes;
@@ -392,16 +432,15 @@ class ShardedLruCache {
     }
 
     void StoreErrorLocked(Shard& shard, std::string_view key, const absl::Status& error,
-                          Aftermath& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                          Aftermath& after) {
       Entry entry;
-      entry.error = error;
+      entry.error = StatusSnapshot(error);
       entry.expires = clock.Now() + options.error_ttl;
       entry.bytes = ErrorCharge(key, error);
       StoreLocked(shard, key, std::move(entry), after);
     }
 
-    void StoreLocked(Shard& shard, std::string_view key, Entry entry, Aftermath& after)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    void StoreLocked(Shard& shard, std::string_view key, Entry entry, Aftermath& after) {
       if (auto it = shard.index.find(key); it != shard.index.end()) {
         RemoveLocked(shard, it->second, after);
       }
@@ -426,8 +465,7 @@ class ShardedLruCache {
       }
     }
 
-    void RemoveLocked(Shard& shard, typename EntryList::iterator node, Aftermath& after)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    void RemoveLocked(Shard& shard, typename EntryList::iterator node, Aftermath& after) {
       shard.index.erase(node->key);
       shard.bytes -= node->bytes;
       counters.AddResident(-static_cast<int64_t>(node->bytes), -1);
@@ -443,7 +481,7 @@ class ShardedLruCache {
       std::vector<CacheEntryInfo> out;
       for (size_t i = 0; i < shard_count; ++i) {
         Shard& shard = shards[i];
-        absl::MutexLock lock(&shard.mu);
+        std::lock_guard<std::mutex> lock(shard.mu);
         for (const Entry& e : shard.lru) {
           out.push_back(CacheEntryInfo{e.key, e.bytes, e.value == nullptr});
         }

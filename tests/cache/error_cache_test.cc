@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "cache/clock.h"
 #include "cache/compute_errors.h"
 #include "cache/sharded_lru_cache.h"
@@ -93,6 +94,21 @@ TEST_F(ErrorCacheTest, CachedErrorIsChargedAndListed) {
   EXPECT_EQ(cache_.Get("key"), nullptr);
   EXPECT_EQ(cache_.stats().entries, 0u);
   EXPECT_EQ(cache_.stats().bytes, 0u);
+}
+
+TEST_F(ErrorCacheTest, CachedErrorKeepsPayloadsAndIsACopy) {
+  absl::Status bad = absl::InvalidArgumentError("unsupported");
+  bad.SetPayload("maskd/json-pointer", absl::Cord("/properties/a/not"));
+  ASSERT_FALSE(cache_.GetOrCompute("k", Compute("k", bad)).ok());
+  BlobResult hit = cache_.GetOrCompute("k", Compute("k", absl::OkStatus()));
+  EXPECT_EQ(hit.status(), bad);  // Equality covers code, message and payloads.
+  auto pointer = hit.status().GetPayload("maskd/json-pointer");
+  ASSERT_TRUE(pointer.has_value());
+  EXPECT_EQ(std::string(*pointer), "/properties/a/not");
+  EXPECT_EQ(cache_.stats().bytes,
+            BlobCache::ErrorCharge("k", bad));  // Payload text is charged too.
+  EXPECT_GT(BlobCache::ErrorCharge("k", bad),
+            BlobCache::ErrorCharge("k", absl::InvalidArgumentError("unsupported")));
 }
 
 TEST_F(ErrorCacheTest, EraseForgetsCachedError) {

@@ -5,13 +5,12 @@
 #include <atomic>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "cache/sharded_lru_cache.h"
 #include "gmock/gmock.h"
@@ -126,17 +125,17 @@ TEST(SingleFlight, WaiterGivesUpAtDeadlineWhileComputeFillsCache) {
   auto options = BlobOptions(1000, 1);
   options.observer = &observer;
   BlobCache cache(options);
-  absl::Notification computing;
-  absl::Notification release;
+  Notification computing;
+  Notification release;
   BlobResult leader_result = absl::UnknownError("not run");
   std::thread leader([&] {
     leader_result = cache.GetOrCompute("k", [&]() -> BlobResult {
       computing.Notify();
-      release.WaitForNotification();
+      release.Wait();
       return MakeBlob("k", 10);
     });
   });
-  computing.WaitForNotification();
+  computing.Wait();
 
   bool waiter_computed = false;
   auto must_not_run = [&]() -> BlobResult {
@@ -166,24 +165,24 @@ class ThreadPerTaskExecutor {
  public:
   ~ThreadPerTaskExecutor() { JoinAll(); }
   void Run(absl::AnyInvocable<void() &&> task) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     threads_.emplace_back([task = std::move(task)]() mutable { std::move(task)(); });
   }
   void JoinAll() {
     std::vector<std::thread> threads;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       threads.swap(threads_);
     }
     for (std::thread& t : threads) t.join();
   }
   int started() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return static_cast<int>(threads_.size());
   }
 
  private:
-  absl::Mutex mu_;
+  std::mutex mu_;
   std::vector<std::thread> threads_;
 };
 
@@ -192,11 +191,11 @@ TEST(SingleFlight, WithExecutorTheStartingCallerAlsoHonoursItsDeadline) {
   auto options = BlobOptions(1000, 1);
   options.executor = [&](absl::AnyInvocable<void() &&> task) { executor.Run(std::move(task)); };
   BlobCache cache(options);
-  absl::Notification release;
+  Notification release;
   BlobResult starter = cache.GetOrCompute(
       "k",
       [&]() -> BlobResult {
-        release.WaitForNotification();
+        release.Wait();
         return MakeBlob("k", 10);
       },
       absl::Now() + absl::Milliseconds(20));
@@ -217,7 +216,7 @@ TEST(SingleFlight, WithExecutorTheStartingCallerAlsoHonoursItsDeadline) {
 
 TEST(SingleFlight, ComputeOnExecutorMayOutliveTheCache) {
   ThreadPerTaskExecutor executor;
-  absl::Notification release;
+  Notification release;
   const int live_before = Blob::live();
   {
     auto options = BlobOptions(1000, 1);
@@ -226,7 +225,7 @@ TEST(SingleFlight, ComputeOnExecutorMayOutliveTheCache) {
     BlobResult r = cache.GetOrCompute(
         "k",
         [&]() -> BlobResult {
-          release.WaitForNotification();
+          release.Wait();
           return MakeBlob("k", 10);
         },
         absl::InfinitePast());

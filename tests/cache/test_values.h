@@ -3,13 +3,15 @@
 #define MASKD_TESTS_CACHE_TEST_VALUES_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cache/cache_stats.h"
 #include "cache/sharded_lru_cache.h"
@@ -52,6 +54,29 @@ inline ShardedLruCacheOptions<Blob> BlobOptions(size_t max_bytes, size_t num_sha
   return options;
 }
 
+// absl::Notification's counterpart on std::mutex: the system absl is not
+// built with ThreadSanitizer, so only pthread-based synchronisation is
+// visible to TSan (see cache/sharded_lru_cache.h).
+class Notification {
+ public:
+  void Notify() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      notified_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return notified_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool notified_ = false;
+};
+
 // Counts events and lets a test wait (with a timeout, so a broken cache fails
 // the test instead of hanging it) until enough callers have joined a flight.
 class RecordingObserver : public CacheObserver {
@@ -59,26 +84,27 @@ class RecordingObserver : public CacheObserver {
   void OnHit() override { Bump(&hits_); }
   void OnMiss() override { Bump(&misses_); }
   void OnErrorHit() override { Bump(&error_hits_); }
-  void OnJoin() override { Bump(&joins_); }
+  void OnJoin() override {
+    Bump(&joins_);
+    cv_.notify_all();
+  }
   void OnDeadlineExceeded() override { Bump(&deadline_exceeded_); }
   void OnEviction(size_t bytes) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ++evictions_;
     evicted_bytes_ += bytes;
   }
   void OnOversized(size_t) override { Bump(&oversized_); }
-  void OnComputeDone(absl::Duration elapsed, const absl::Status& status) override {
-    absl::MutexLock lock(&mu_);
+  void OnComputeDone(absl::Duration, const absl::Status& status) override {
+    std::lock_guard<std::mutex> lock(mu_);
     ++computes_;
     if (!status.ok()) ++compute_errors_;
-    compute_time_ += elapsed;
   }
 
   // True once at least `n` joins were seen; false after `timeout`.
-  bool WaitForJoins(int n, absl::Duration timeout = absl::Seconds(30)) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return joins_ >= n; };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  bool WaitForJoins(int n, std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [this, n] { return joins_ >= n; });
   }
 
   int hits() const { return Read(hits_); }
@@ -91,32 +117,33 @@ class RecordingObserver : public CacheObserver {
   int computes() const { return Read(computes_); }
   int compute_errors() const { return Read(compute_errors_); }
   size_t evicted_bytes() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return evicted_bytes_;
   }
 
  private:
   void Bump(int* counter) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ++*counter;
   }
   int Read(const int& counter) const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return counter;
   }
 
-  mutable absl::Mutex mu_;
-  int hits_ ABSL_GUARDED_BY(mu_) = 0;
-  int misses_ ABSL_GUARDED_BY(mu_) = 0;
-  int error_hits_ ABSL_GUARDED_BY(mu_) = 0;
-  int joins_ ABSL_GUARDED_BY(mu_) = 0;
-  int deadline_exceeded_ ABSL_GUARDED_BY(mu_) = 0;
-  int evictions_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t evicted_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  int oversized_ ABSL_GUARDED_BY(mu_) = 0;
-  int computes_ ABSL_GUARDED_BY(mu_) = 0;
-  int compute_errors_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Duration compute_time_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  // All guarded by mu_.
+  int hits_ = 0;
+  int misses_ = 0;
+  int error_hits_ = 0;
+  int joins_ = 0;
+  int deadline_exceeded_ = 0;
+  int evictions_ = 0;
+  size_t evicted_bytes_ = 0;
+  int oversized_ = 0;
+  int computes_ = 0;
+  int compute_errors_ = 0;
 };
 
 }  // namespace maskd::testing
