@@ -23,8 +23,8 @@ namespace maskd {
 using TokenId = uint32_t;
 
 enum class TokenizerKind {
-  kByteLevelBpe,       // GPT-2 byte-to-unicode map on every token.
-  kSentencePieceBpe,   // `▁` stands for space, `<0xNN>` tokens are raw bytes.
+  kByteLevelBpe,      // GPT-2 byte-to-unicode map on every token.
+  kSentencePieceBpe,  // `▁` stands for space, `<0xNN>` tokens are raw bytes.
 };
 
 struct TokenizerOptions {

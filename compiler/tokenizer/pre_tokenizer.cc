@@ -1,0 +1,202 @@
+#include "compiler/tokenizer/pre_tokenizer.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "compiler/tokenizer/string_view_compat.h"
+#include "compiler/tokenizer/utf8.h"
+
+namespace maskd::tokenizer_internal {
+namespace {
+
+// ECMAScript WhiteSpace + LineTerminator, the set JavaScript's `\s` matches
+// (PCRE2's differs: it adds U+0085 and lacks U+FEFF).
+constexpr std::string_view kJsSpace =
+    "\\t\\n\\x0B\\f\\r\\x20\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+    "\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
+
+// PCRE2 with UCP is case-insensitive over Unicode case folding (so `(?i:'s)`
+// would also take U+017F); the JavaScript reference swaps this exact group
+// for an ASCII-only spelling first, and so do we.
+constexpr std::string_view kCaseInsensitiveContractions = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
+constexpr std::string_view kAsciiContractions =
+    "(?:'([sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))";
+
+struct CodeDeleter {
+  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
+};
+struct MatchDataDeleter {
+  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
+};
+using MatchData = std::unique_ptr<pcre2_match_data, MatchDataDeleter>;
+
+std::string QuoteLiteral(std::string_view text) {
+  // \Q...\E quotes everything except a literal "\E", which we split around.
+  return absl::StrCat("\\Q", absl::StrReplaceAll(Av(text), {{"\\E", "\\E\\\\E\\Q"}}), "\\E");
+}
+
+}  // namespace
+
+std::string TranslateJsPattern(std::string_view pattern) {
+  std::string source(pattern);
+  // Escapes Python accepts but JavaScript's `u` mode refuses are dropped by
+  // the reference before compiling; they mean the bare character anyway.
+  source = absl::StrReplaceAll(source, {{"\\#", "#"}, {"\\&", "&"}, {"\\~", "~"}});
+  source =
+      absl::StrReplaceAll(source, {{Av(kCaseInsensitiveContractions), Av(kAsciiContractions)}});
+
+  std::string out;
+  out.reserve(source.size() * 2);
+  bool in_class = false;
+  for (size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    if (c == '\\' && i + 1 < source.size()) {
+      const char next = source[++i];
+      switch (next) {
+        case 's':
+          absl::StrAppend(&out, in_class ? "" : "[", Av(kJsSpace), in_class ? "" : "]");
+          break;
+        case 'S':
+          // Inside a class a negated set cannot be spelled out; PCRE2's \S is
+          // the closest (the classes differ only in U+0085 and U+FEFF).
+          absl::StrAppend(&out, in_class ? "\\S" : absl::StrCat("[^", Av(kJsSpace), "]"));
+          break;
+        case 'd':  // ASCII in JavaScript, Unicode Nd in PCRE2 with UCP.
+          out += in_class ? "0-9" : "[0-9]";
+          break;
+        case 'D':
+          out += in_class ? "\\D" : "[^0-9]";
+          break;
+        case 'w':
+          out += in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]";
+          break;
+        case 'W':
+          out += in_class ? "\\W" : "[^A-Za-z0-9_]";
+          break;
+        default:
+          out.push_back('\\');
+          out.push_back(next);
+      }
+      continue;
+    }
+    if (c == '[' && !in_class) {
+      in_class = true;
+    } else if (c == ']' && in_class) {
+      in_class = false;
+    } else if (c == '.' && !in_class) {
+      // JavaScript's `.` stops at every line terminator.
+      out += "[^\\n\\r\\x{2028}\\x{2029}]";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+struct PreTokenizer::CompiledStep {
+  PreTokenizerStep::Kind kind;
+  PreTokenizerStep::Behavior behavior;
+  std::unique_ptr<pcre2_code, CodeDeleter> code;
+};
+
+PreTokenizer::PreTokenizer() = default;
+PreTokenizer::PreTokenizer(PreTokenizer&&) noexcept = default;
+PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
+PreTokenizer::~PreTokenizer() = default;
+
+absl::StatusOr<PreTokenizer> PreTokenizer::Create(std::vector<PreTokenizerStep> steps) {
+  PreTokenizer result;
+  for (const PreTokenizerStep& step : steps) {
+    CompiledStep compiled{step.kind, step.behavior, nullptr};
+    if (step.kind == PreTokenizerStep::Kind::kSplit) {
+      const std::string source =
+          step.literal ? QuoteLiteral(step.pattern) : TranslateJsPattern(step.pattern);
+      int error_code = 0;
+      PCRE2_SIZE error_offset = 0;
+      pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
+                                       PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
+      if (code == nullptr) {
+        PCRE2_UCHAR message[256];
+        pcre2_get_error_message(error_code, message, sizeof(message));
+        return absl::InvalidArgumentError(
+            absl::StrCat("pre_tokenizer: Split pattern \"", step.pattern,
+                         "\" does not compile: ", reinterpret_cast<const char*>(message),
+                         " (at offset ", error_offset, " of the translated pattern)"));
+      }
+      // JIT is an optimisation only: pcre2_match falls back to the
+      // interpreter when it is unavailable.
+      pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+      compiled.code.reset(code);
+    }
+    result.steps_.push_back(std::move(compiled));
+  }
+  return result;
+}
+
+void PreTokenizer::Split(std::string_view text, std::vector<std::string_view>& pieces,
+                         std::deque<std::string>& storage) const {
+  std::vector<std::string_view> current = {text};
+  std::vector<std::string_view> next;
+  MatchData match_data;
+  for (const CompiledStep& step : steps_) {
+    next.clear();
+    if (step.kind == PreTokenizerStep::Kind::kPrefixSpace) {
+      for (std::string_view piece : current) {
+        if (!piece.empty() && piece.front() != ' ') {
+          storage.push_back(absl::StrCat(" ", Av(piece)));
+          next.push_back(storage.back());
+        } else {
+          next.push_back(piece);
+        }
+      }
+      current.swap(next);
+      continue;
+    }
+    if (match_data == nullptr) {
+      match_data.reset(pcre2_match_data_create_from_pattern(step.code.get(), nullptr));
+    }
+    const bool keep_gaps = step.behavior != PreTokenizerStep::Behavior::kInvert;
+    const bool keep_matches = step.behavior != PreTokenizerStep::Behavior::kRemoved;
+    for (std::string_view piece : current) {
+      const auto* subject = reinterpret_cast<PCRE2_SPTR>(piece.data());
+      size_t start = 0;
+      size_t previous_end = 0;
+      while (start <= piece.size()) {
+        const int rc = pcre2_match(step.code.get(), subject, piece.size(), start,
+                                   PCRE2_NO_UTF_CHECK, match_data.get(), nullptr);
+        if (rc < 0) break;  // No (further) match; resource errors end the split too.
+        const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match_data.get());
+        const size_t match_start = ovector[0];
+        const size_t match_end = ovector[1];
+        if (keep_gaps && match_start > previous_end) {
+          next.push_back(piece.substr(previous_end, match_start - previous_end));
+        }
+        if (keep_matches && match_end > match_start) {
+          next.push_back(piece.substr(match_start, match_end - match_start));
+        }
+        previous_end = match_end;
+        if (match_end > match_start) {
+          start = match_end;
+        } else {
+          // An empty match: step over one code point, as JavaScript's
+          // matchAll does in `u` mode.
+          size_t pos = match_end;
+          if (pos >= piece.size() || !NextCodePoint(piece, pos).has_value()) pos = match_end + 1;
+          start = pos;
+        }
+      }
+      if (keep_gaps && previous_end < piece.size()) next.push_back(piece.substr(previous_end));
+    }
+    current.swap(next);
+  }
+  for (std::string_view piece : current) {
+    if (!piece.empty()) pieces.push_back(piece);
+  }
+}
+
+}  // namespace maskd::tokenizer_internal

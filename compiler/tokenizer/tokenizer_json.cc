@@ -1,0 +1,726 @@
+// Tokenizer::FromJson / FromDirectory: tokenizer.json (+ tokenizer_config.json)
+// into BpeTokenizerData. Every refusal names the JSON path it is about.
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "compiler/tokenizer/bpe_tokenizer.h"
+#include "compiler/tokenizer/byte_level.h"
+#include "compiler/tokenizer/string_view_compat.h"
+#include "compiler/tokenizer/tokenizer.h"
+#include "compiler/tokenizer/utf8.h"
+#include "nlohmann/json.hpp"
+#include "simdjson.h"
+
+namespace maskd {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+using tokenizer_internal::AddedToken;
+using tokenizer_internal::Av;
+using tokenizer_internal::BpeTokenizer;
+using tokenizer_internal::BpeTokenizerData;
+using tokenizer_internal::kUnknownSymbol;
+using tokenizer_internal::NormalizerStep;
+using tokenizer_internal::PreTokenizer;
+using tokenizer_internal::PreTokenizerStep;
+
+// Ids above this are refused rather than sizing tables by them: no real
+// vocabulary comes near, and a typo must not allocate gigabytes.
+constexpr uint64_t kMaxTokenId = (uint64_t{1} << 24) - 1;
+
+// GPT-2's pre-tokenizer pattern, used by ByteLevel with use_regex = true.
+constexpr std::string_view kGpt2Pattern =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+constexpr std::string_view kSentencePieceSpace = "\xE2\x96\x81";  // U+2581 "▁"
+
+absl::Status Invalid(absl::string_view file, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(file, ": ", what));
+}
+
+// A short, printable rendering of a token for error messages.
+std::string Quote(std::string_view text) {
+  std::string shown(text.substr(0, 40));
+  if (text.size() > 40) shown += "...";
+  return absl::StrCat("\"", absl::CHexEscape(shown), "\"");
+}
+
+std::string ContentHash(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  std::string hex;
+  for (int i = 0; i < 16; ++i) absl::StrAppendFormat(&hex, "%02x", digest[i]);
+  return hex;
+}
+
+// When simdjson refuses a document, tell a cut-off file from a malformed
+// one: a truncated file ends inside a string or an open object/array.
+bool LooksTruncated(std::string_view json) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  bool seen_value = false;
+  for (char c : json) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+      seen_value = true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return in_string || depth > 0 || !seen_value;
+}
+
+absl::StatusOr<element> ParseDocument(simdjson::dom::parser& parser, std::string_view json,
+                                      absl::string_view file) {
+  if (json.empty()) return Invalid(file, "the file is empty");
+  if (!simdjson::validate_utf8(json.data(), json.size())) {
+    return Invalid(file, absl::StrCat("not valid UTF-8 (first bad byte at offset ",
+                                      tokenizer_internal::FindInvalidUtf8(json),
+                                      "); token strings must be UTF-8"));
+  }
+  element doc;
+  const simdjson::error_code error = parser.parse(json.data(), json.size()).get(doc);
+  if (error != simdjson::SUCCESS) {
+    return Invalid(
+        file, absl::StrCat(LooksTruncated(json) ? "truncated JSON (the document ends before it is "
+                                                  "complete): "
+                                                : "malformed JSON: ",
+                           simdjson::error_message(error)));
+  }
+  if (!doc.is_object()) return Invalid(file, "the top level is not a JSON object");
+  return doc;
+}
+
+// Optional member access: nullopt when absent or null.
+std::optional<element> Member(const object& obj, std::string_view key) {
+  element value;
+  if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return std::nullopt;
+  return value;
+}
+
+absl::StatusOr<bool> BoolMember(const object& obj, std::string_view key, bool fallback,
+                                absl::string_view path) {
+  const std::optional<element> value = Member(obj, key);
+  if (!value.has_value()) return fallback;
+  bool result;
+  if (value->get(result) != simdjson::SUCCESS) {
+    return Invalid("tokenizer.json", absl::StrCat(path, ".", Av(key), " is not a boolean"));
+  }
+  return result;
+}
+
+absl::StatusOr<std::string_view> StringMember(const object& obj, std::string_view key,
+                                              absl::string_view path) {
+  const std::optional<element> value = Member(obj, key);
+  std::string_view result;
+  if (!value.has_value() || value->get(result) != simdjson::SUCCESS) {
+    return Invalid("tokenizer.json",
+                   absl::StrCat(path, ".", Av(key), " is missing or not a string"));
+  }
+  return result;
+}
+
+absl::StatusOr<TokenId> ParseId(const element& value, absl::string_view path) {
+  uint64_t id;
+  if (value.get(id) != simdjson::SUCCESS) {
+    return Invalid("tokenizer.json", absl::StrCat(path, " is not a non-negative integer id"));
+  }
+  if (id > kMaxTokenId) {
+    return Invalid("tokenizer.json", absl::StrCat(path, " = ", id, " is out of range (ids above ",
+                                                  kMaxTokenId, " are refused)"));
+  }
+  return static_cast<TokenId>(id);
+}
+
+// The bytes a SentencePiece-style vocabulary entry stands for: `<0xNN>` is
+// one raw byte, `▁` a space.
+std::string SentencePieceBytes(std::string_view piece) {
+  if (piece.size() == 6 && piece.substr(0, 3) == "<0x" && piece[5] == '>' &&
+      absl::ascii_isxdigit(piece[3]) && absl::ascii_isxdigit(piece[4]) &&
+      !absl::ascii_islower(piece[3]) && !absl::ascii_islower(piece[4])) {
+    const auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'A' + 10; };
+    return std::string(1, static_cast<char>(nibble(piece[3]) * 16 + nibble(piece[4])));
+  }
+  return absl::StrReplaceAll(Av(piece), {{Av(kSentencePieceSpace), " "}});
+}
+
+absl::Status ParseNormalizer(const element& value, absl::string_view path,
+                             std::vector<NormalizerStep>& steps) {
+  if (value.is_null()) return absl::OkStatus();
+  object obj;
+  if (value.get(obj) != simdjson::SUCCESS) {
+    return Invalid("tokenizer.json", absl::StrCat(path, " is not an object"));
+  }
+  absl::StatusOr<std::string_view> type = StringMember(obj, "type", path);
+  if (!type.ok()) return type.status();
+  using Kind = NormalizerStep::Kind;
+  if (*type == "Sequence") {
+    array list;
+    const std::optional<element> normalizers = Member(obj, "normalizers");
+    if (!normalizers.has_value() || normalizers->get(list) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", absl::StrCat(path, ".normalizers is not an array"));
+    }
+    size_t i = 0;
+    for (element child : list) {
+      absl::Status status =
+          ParseNormalizer(child, absl::StrCat(path, ".normalizers[", i++, "]"), steps);
+      if (!status.ok()) return status;
+    }
+  } else if (*type == "NFC" || *type == "NFD" || *type == "NFKC" || *type == "NFKD") {
+    steps.push_back({*type == "NFC"    ? Kind::kNfc
+                     : *type == "NFD"  ? Kind::kNfd
+                     : *type == "NFKC" ? Kind::kNfkc
+                                       : Kind::kNfkd,
+                     "", ""});
+  } else if (*type == "Lowercase") {
+    steps.push_back({Kind::kLowercase, "", ""});
+  } else if (*type == "Prepend") {
+    absl::StatusOr<std::string_view> prepend = StringMember(obj, "prepend", path);
+    if (!prepend.ok()) return prepend.status();
+    steps.push_back({Kind::kPrepend, std::string(*prepend), ""});
+  } else if (*type == "Replace") {
+    std::optional<element> pattern = Member(obj, "pattern");
+    object pattern_obj;
+    if (!pattern.has_value() || pattern->get(pattern_obj) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", absl::StrCat(path, ".pattern is not an object"));
+    }
+    if (Member(pattern_obj, "String") == std::nullopt) {
+      return Invalid("tokenizer.json",
+                     absl::StrCat(path,
+                                  ".pattern: only {\"String\": ...} replacements are "
+                                  "supported, not regex ones"));
+    }
+    absl::StatusOr<std::string_view> literal =
+        StringMember(pattern_obj, "String", absl::StrCat(path, ".pattern"));
+    if (!literal.ok()) return literal.status();
+    absl::StatusOr<std::string_view> content = StringMember(obj, "content", path);
+    if (!content.ok()) return content.status();
+    steps.push_back({Kind::kReplace, std::string(*literal), std::string(*content)});
+  } else {
+    return Invalid("tokenizer.json",
+                   absl::StrCat(path, ".type ", Quote(*type), " is not a supported normalizer"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParsePreTokenizer(const element& value, absl::string_view path,
+                               std::vector<PreTokenizerStep>& steps, bool& byte_level) {
+  if (value.is_null()) return absl::OkStatus();
+  object obj;
+  if (value.get(obj) != simdjson::SUCCESS) {
+    return Invalid("tokenizer.json", absl::StrCat(path, " is not an object"));
+  }
+  absl::StatusOr<std::string_view> type = StringMember(obj, "type", path);
+  if (!type.ok()) return type.status();
+  if (*type == "Sequence") {
+    array list;
+    const std::optional<element> children = Member(obj, "pretokenizers");
+    if (!children.has_value() || children->get(list) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", absl::StrCat(path, ".pretokenizers is not an array"));
+    }
+    size_t i = 0;
+    for (element child : list) {
+      absl::Status status = ParsePreTokenizer(
+          child, absl::StrCat(path, ".pretokenizers[", i++, "]"), steps, byte_level);
+      if (!status.ok()) return status;
+    }
+  } else if (*type == "ByteLevel") {
+    byte_level = true;
+    absl::StatusOr<bool> prefix = BoolMember(obj, "add_prefix_space", false, path);
+    absl::StatusOr<bool> use_regex = BoolMember(obj, "use_regex", true, path);
+    if (!prefix.ok()) return prefix.status();
+    if (!use_regex.ok()) return use_regex.status();
+    if (*prefix) {
+      PreTokenizerStep step;
+      step.kind = PreTokenizerStep::Kind::kPrefixSpace;
+      steps.push_back(std::move(step));
+    }
+    if (*use_regex) {
+      steps.push_back({PreTokenizerStep::Kind::kSplit, std::string(kGpt2Pattern), false,
+                       PreTokenizerStep::Behavior::kInvert});
+    }
+  } else if (*type == "Split") {
+    PreTokenizerStep step;
+    std::optional<element> pattern = Member(obj, "pattern");
+    object pattern_obj;
+    if (!pattern.has_value() || pattern->get(pattern_obj) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", absl::StrCat(path, ".pattern is not an object"));
+    }
+    const bool is_regex = Member(pattern_obj, "Regex").has_value();
+    absl::StatusOr<std::string_view> source =
+        StringMember(pattern_obj, is_regex ? "Regex" : "String", absl::StrCat(path, ".pattern"));
+    if (!source.ok()) return source.status();
+    step.pattern = std::string(*source);
+    step.literal = !is_regex;
+    absl::StatusOr<bool> invert = BoolMember(obj, "invert", false, path);
+    if (!invert.ok()) return invert.status();
+    absl::StatusOr<std::string_view> behavior = StringMember(obj, "behavior", path);
+    if (!behavior.ok()) return behavior.status();
+    const std::string lower = absl::AsciiStrToLower(Av(*behavior));
+    if (*invert) {
+      step.behavior = PreTokenizerStep::Behavior::kInvert;
+    } else if (lower == "isolated") {
+      step.behavior = PreTokenizerStep::Behavior::kIsolated;
+    } else if (lower == "removed") {
+      step.behavior = PreTokenizerStep::Behavior::kRemoved;
+    } else {
+      return Invalid("tokenizer.json", absl::StrCat(path, ".behavior ", Quote(*behavior),
+                                                    " is not supported (Isolated, Removed)"));
+    }
+    steps.push_back(std::move(step));
+  } else {
+    return Invalid("tokenizer.json",
+                   absl::StrCat(path, ".type ", Quote(*type), " is not a supported pre-tokenizer"));
+  }
+  return absl::OkStatus();
+}
+
+// The decoder says byte-level too when the pre-tokenizer does not.
+bool DecoderIsByteLevel(const object& root) {
+  const std::optional<element> decoder = Member(root, "decoder");
+  object obj;
+  if (!decoder.has_value() || decoder->get(obj) != simdjson::SUCCESS) return false;
+  std::string_view type;
+  if (obj["type"].get(type) != simdjson::SUCCESS) return false;
+  if (type == "ByteLevel") return true;
+  array list;
+  if (type != "Sequence" || obj["decoders"].get(list) != simdjson::SUCCESS) return false;
+  for (element child : list) {
+    object child_obj;
+    if (child.get(child_obj) == simdjson::SUCCESS &&
+        child_obj["type"].get(type) == simdjson::SUCCESS && type == "ByteLevel") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Splits one merges entry ("a b" or ["a", "b"]) into its two parts.
+absl::Status MergeParts(const element& entry, size_t index, std::string_view& left,
+                        std::string_view& right) {
+  std::string_view text;
+  if (entry.get(text) == simdjson::SUCCESS) {
+    const size_t space = text.find(' ');
+    if (space == std::string_view::npos || text.find(' ', space + 1) != std::string_view::npos) {
+      return Invalid("tokenizer.json", absl::StrCat("model.merges[", index, "] = ", Quote(text),
+                                                    " is not two tokens separated by one space"));
+    }
+    left = text.substr(0, space);
+    right = text.substr(space + 1);
+    return absl::OkStatus();
+  }
+  array pair;
+  if (entry.get(pair) == simdjson::SUCCESS && pair.size() == 2 &&
+      pair.at(0).get(left) == simdjson::SUCCESS && pair.at(1).get(right) == simdjson::SUCCESS) {
+    return absl::OkStatus();
+  }
+  return Invalid("tokenizer.json",
+                 absl::StrCat("model.merges[", index, "] is neither \"a b\" nor [\"a\", \"b\"]"));
+}
+
+class Loader {
+ public:
+  Loader(std::string_view json, std::string_view config, const TokenizerOptions& options)
+      : json_(json), config_(config), options_(options) {}
+
+  absl::StatusOr<std::shared_ptr<const Tokenizer>> Load() {
+    simdjson::dom::parser parser;
+    absl::StatusOr<element> doc = ParseDocument(parser, json_, "tokenizer.json");
+    if (!doc.ok()) return doc.status();
+    const object root = doc->get_object().value_unsafe();
+    data_.id = ContentHash(json_);
+    data_.name = options_.name.empty() ? "unnamed" : options_.name;
+
+    const std::optional<element> model_value = Member(root, "model");
+    if (!model_value.has_value() || model_value->get(model_) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", "model is missing or not an object");
+    }
+    if (absl::Status s = CheckModelType(); !s.ok()) return s;
+    if (absl::Status s = ParseText(root); !s.ok()) return s;
+    if (absl::Status s = ParseVocab(); !s.ok()) return s;
+    if (absl::Status s = ParseAddedTokens(root); !s.ok()) return s;
+    if (absl::Status s = BuildTokenTable(); !s.ok()) return s;
+    if (absl::Status s = ParseMerges(); !s.ok()) return s;
+    if (absl::Status s = ParseModelOptions(); !s.ok()) return s;
+    if (absl::Status s = ResolveEos(); !s.ok()) return s;
+    return std::shared_ptr<const Tokenizer>(std::make_shared<BpeTokenizer>(std::move(data_)));
+  }
+
+ private:
+  absl::Status CheckModelType() {
+    const std::optional<element> type = Member(model_, "type");
+    std::string_view name;
+    if (!type.has_value()) {
+      // Old files omit the type; a BPE model is the one with merges.
+      if (Member(model_, "merges").has_value()) return absl::OkStatus();
+      return Invalid("tokenizer.json", "model.type is missing and model has no merges");
+    }
+    if (type->get(name) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", "model.type is not a string");
+    }
+    if (name != "BPE") {
+      return Invalid("tokenizer.json",
+                     absl::StrCat("model.type ", Quote(name),
+                                  " is not supported: maskd reads BPE models only (byte-level "
+                                  "or SentencePiece-style)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Normalizer and pre-tokenizer; they also decide the tokenizer's kind.
+  absl::Status ParseText(const object& root) {
+    std::vector<NormalizerStep> normalizer_steps;
+    if (std::optional<element> n = Member(root, "normalizer"); n.has_value()) {
+      if (absl::Status s = ParseNormalizer(*n, "normalizer", normalizer_steps); !s.ok()) return s;
+    }
+    data_.normalizer = tokenizer_internal::Normalizer(std::move(normalizer_steps));
+    std::vector<PreTokenizerStep> steps;
+    bool byte_level = false;
+    if (std::optional<element> p = Member(root, "pre_tokenizer"); p.has_value()) {
+      if (absl::Status s = ParsePreTokenizer(*p, "pre_tokenizer", steps, byte_level); !s.ok()) {
+        return s;
+      }
+    }
+    byte_level |= DecoderIsByteLevel(root);
+    data_.kind = byte_level ? TokenizerKind::kByteLevelBpe : TokenizerKind::kSentencePieceBpe;
+    absl::StatusOr<PreTokenizer> pre_tokenizer = PreTokenizer::Create(std::move(steps));
+    if (!pre_tokenizer.ok()) return pre_tokenizer.status();
+    data_.pre_tokenizer = std::move(*pre_tokenizer);
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseVocab() {
+    const std::optional<element> vocab_value = Member(model_, "vocab");
+    object vocab;
+    if (!vocab_value.has_value() || vocab_value->get(vocab) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", "model.vocab is missing or not an object");
+    }
+    const bool byte_level = data_.kind == TokenizerKind::kByteLevelBpe;
+    data_.piece_to_id.reserve(vocab.size());
+    vocab_bytes_.reserve(vocab.size());
+    for (auto [key, value] : vocab) {
+      absl::StatusOr<TokenId> id = ParseId(value, absl::StrCat("model.vocab[", Quote(key), "]"));
+      if (!id.ok()) return id.status();
+      std::string bytes;
+      if (byte_level) {
+        std::optional<std::string> decoded = tokenizer_internal::DecodeByteLevel(key);
+        if (!decoded.has_value()) {
+          return Invalid("tokenizer.json",
+                         absl::StrCat("model.vocab[", Quote(key), "] (id ", *id,
+                                      ") has a character outside the GPT-2 byte-level alphabet, "
+                                      "so its bytes are unknown"));
+        }
+        bytes = std::move(*decoded);
+      } else {
+        bytes = SentencePieceBytes(key);
+      }
+      auto [it, inserted] =
+          data_.piece_to_id.try_emplace(byte_level ? bytes : std::string(key), *id);
+      if (!inserted) {
+        return Invalid("tokenizer.json",
+                       absl::StrCat("model.vocab: token ", Quote(key), " is listed twice (ids ",
+                                    it->second, " and ", *id, ")"));
+      }
+      vocab_bytes_.emplace_back(*id, std::move(bytes));
+      max_id_ = std::max<int64_t>(max_id_, *id);
+    }
+    if (vocab_bytes_.empty()) return Invalid("tokenizer.json", "model.vocab is empty");
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseAddedTokens(const object& root) {
+    const std::optional<element> value = Member(root, "added_tokens");
+    if (!value.has_value()) return absl::OkStatus();
+    array list;
+    if (value->get(list) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", "added_tokens is not an array");
+    }
+    size_t i = 0;
+    for (element entry : list) {
+      const std::string path = absl::StrCat("added_tokens[", i++, "]");
+      object obj;
+      if (entry.get(obj) != simdjson::SUCCESS) {
+        return Invalid("tokenizer.json", absl::StrCat(path, " is not an object"));
+      }
+      const std::optional<element> id_value = Member(obj, "id");
+      if (!id_value.has_value())
+        return Invalid("tokenizer.json", absl::StrCat(path, ".id is missing"));
+      absl::StatusOr<TokenId> id = ParseId(*id_value, absl::StrCat(path, ".id"));
+      if (!id.ok()) return id.status();
+      absl::StatusOr<std::string_view> content = StringMember(obj, "content", path);
+      if (!content.ok()) return content.status();
+      if (content->empty()) {
+        return Invalid("tokenizer.json", absl::StrCat(path, ".content is empty"));
+      }
+      AddedToken token{*id, std::string(*content)};
+      absl::StatusOr<bool> special = BoolMember(obj, "special", false, path);
+      absl::StatusOr<bool> lstrip = BoolMember(obj, "lstrip", false, path);
+      absl::StatusOr<bool> rstrip = BoolMember(obj, "rstrip", false, path);
+      for (const auto* flag : {&special, &lstrip, &rstrip}) {
+        if (!flag->ok()) return flag->status();
+      }
+      token.special = *special;
+      token.lstrip = *lstrip;
+      token.rstrip = *rstrip;
+      max_id_ = std::max<int64_t>(max_id_, *id);
+      data_.added_tokens.push_back(std::move(token));
+    }
+    return absl::OkStatus();
+  }
+
+  // Per-id bytes and special flags; refuses two different tokens on one id.
+  absl::Status BuildTokenTable() {
+    const size_t size = static_cast<size_t>(max_id_ + 1);
+    std::vector<std::optional<std::string_view>> bytes(size);
+    std::vector<std::string_view> names(size);
+    for (const auto& [id, token_bytes] : vocab_bytes_) {
+      if (bytes[id].has_value()) {
+        return Invalid("tokenizer.json",
+                       absl::StrCat("model.vocab: duplicate id ", id, " (tokens ",
+                                    Quote(*bytes[id]), " and ", Quote(token_bytes), ")"));
+      }
+      bytes[id] = token_bytes;
+    }
+    data_.special.assign(size, false);
+    std::vector<bool> from_added(size, false);
+    for (const AddedToken& token : data_.added_tokens) {
+      if (from_added[token.id]) {
+        return Invalid("tokenizer.json",
+                       absl::StrCat("added_tokens: duplicate id ", token.id, " (",
+                                    Quote(token.content), " and ", Quote(*bytes[token.id]), ")"));
+      }
+      // An added token may restate a vocabulary entry (Llama 2's <s>); its
+      // own content is what the text must contain, so it wins.
+      from_added[token.id] = true;
+      bytes[token.id] = token.content;
+      data_.special[token.id] = token.special;
+    }
+    data_.bytes_offsets.reserve(size + 1);
+    data_.bytes_offsets.push_back(0);
+    for (size_t id = 0; id < size; ++id) {
+      if (bytes[id].has_value()) {
+        data_.bytes_arena.append(*bytes[id]);
+      } else {
+        data_.special[id] = true;  // A hole: no token has this id.
+      }
+      data_.bytes_offsets.push_back(static_cast<uint32_t>(data_.bytes_arena.size()));
+    }
+    return absl::OkStatus();
+  }
+
+  // The piece-space key of a vocabulary string as tokenizer.json spells it.
+  absl::StatusOr<TokenId> LookupVocab(std::string_view spelled, std::string& scratch) const {
+    std::string_view key = spelled;
+    if (data_.kind == TokenizerKind::kByteLevelBpe) {
+      std::optional<std::string> decoded = tokenizer_internal::DecodeByteLevel(spelled);
+      if (!decoded.has_value()) return absl::NotFoundError("");
+      scratch = std::move(*decoded);
+      key = scratch;
+    }
+    auto it = data_.piece_to_id.find(Av(key));
+    if (it == data_.piece_to_id.end()) return absl::NotFoundError("");
+    return it->second;
+  }
+
+  absl::Status ParseMerges() {
+    const std::optional<element> value = Member(model_, "merges");
+    if (!value.has_value()) return absl::OkStatus();
+    array merges;
+    if (value->get(merges) != simdjson::SUCCESS) {
+      return Invalid("tokenizer.json", "model.merges is not an array");
+    }
+    data_.merger.Reserve(merges.size());
+    std::string left_scratch, right_scratch, merged_key;
+    uint32_t rank = 0;
+    for (element entry : merges) {
+      std::string_view left, right;
+      if (absl::Status s = MergeParts(entry, rank, left, right); !s.ok()) return s;
+      absl::StatusOr<TokenId> left_id = LookupVocab(left, left_scratch);
+      absl::StatusOr<TokenId> right_id = LookupVocab(right, right_scratch);
+      if (!left_id.ok() || !right_id.ok()) {
+        return Invalid("tokenizer.json",
+                       absl::StrCat("model.merges[", rank, "] references unknown token ",
+                                    Quote(left_id.ok() ? right : left), " (not in model.vocab)"));
+      }
+      merged_key = absl::StrCat(Av(left), Av(right));
+      absl::StatusOr<TokenId> merged = LookupVocab(merged_key, left_scratch);
+      if (!merged.ok()) {
+        return Invalid("tokenizer.json",
+                       absl::StrCat("model.merges[", rank, "] produces ", Quote(merged_key),
+                                    ", which is not in model.vocab (unknown token)"));
+      }
+      data_.merger.Add(*left_id, *right_id, rank, *merged);
+      ++rank;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseModelOptions() {
+    absl::StatusOr<bool> ignore_merges = BoolMember(model_, "ignore_merges", false, "model");
+    absl::StatusOr<bool> byte_fallback = BoolMember(model_, "byte_fallback", false, "model");
+    absl::StatusOr<bool> fuse_unk = BoolMember(model_, "fuse_unk", false, "model");
+    for (const auto* flag : {&ignore_merges, &byte_fallback, &fuse_unk}) {
+      if (!flag->ok()) return flag->status();
+    }
+    data_.ignore_merges = *ignore_merges;
+    data_.byte_fallback = *byte_fallback;
+    data_.fuse_unk = *fuse_unk;
+    if (Member(model_, "dropout").has_value()) {
+      double dropout = 0;
+      if (model_["dropout"].get(dropout) == simdjson::SUCCESS && dropout > 0) {
+        return Invalid("tokenizer.json", "model.dropout > 0 makes encoding random; refused");
+      }
+    }
+    if (std::optional<element> unk = Member(model_, "unk_token"); unk.has_value()) {
+      std::string_view spelled;
+      if (unk->get(spelled) != simdjson::SUCCESS) {
+        return Invalid("tokenizer.json", "model.unk_token is not a string");
+      }
+      std::string scratch;
+      absl::StatusOr<TokenId> id = LookupVocab(spelled, scratch);
+      if (id.ok()) data_.unk = *id;
+    }
+    data_.byte_tokens.fill(kUnknownSymbol);
+    for (int b = 0; b < 256; ++b) {
+      const std::string key = data_.kind == TokenizerKind::kByteLevelBpe
+                                  ? std::string(1, static_cast<char>(b))
+                                  : absl::StrFormat("<0x%02X>", b);
+      auto it = data_.piece_to_id.find(Av(key));
+      if (it != data_.piece_to_id.end()) data_.byte_tokens[b] = it->second;
+    }
+    return absl::OkStatus();
+  }
+
+  // The id of a token named by its text (tokenizer_config.json's spelling).
+  std::optional<TokenId> FindTokenByContent(std::string_view content) const {
+    for (const AddedToken& token : data_.added_tokens) {
+      if (token.content == content) return token.id;
+    }
+    std::string scratch;
+    std::string_view key = content;
+    if (data_.kind == TokenizerKind::kByteLevelBpe) {
+      // The config writes special tokens as text; in the vocabulary they are
+      // byte-level spelled, which for ASCII is the text's own bytes.
+      key = content;
+    }
+    auto it = data_.piece_to_id.find(Av(key));
+    if (it != data_.piece_to_id.end()) return it->second;
+    return std::nullopt;
+  }
+
+  absl::Status ResolveEos() {
+    if (!options_.eos_override.empty()) {
+      for (TokenId id : options_.eos_override) {
+        if (id >= data_.special.size()) {
+          return absl::InvalidArgumentError(absl::StrCat("eos_override: id ", id,
+                                                         " is outside the vocabulary (size ",
+                                                         data_.special.size(), ")"));
+        }
+      }
+      data_.eos_ids = options_.eos_override;
+      return absl::OkStatus();
+    }
+    if (config_.empty()) return absl::OkStatus();
+    // nlohmann, not simdjson: configs hold integers beyond 64 bits
+    // (model_max_length = 1e30) that simdjson refuses; the file is small.
+    const nlohmann::json config =
+        nlohmann::json::parse(config_, nullptr, /*allow_exceptions=*/false);
+    if (config.is_discarded()) {
+      return Invalid("tokenizer_config.json",
+                     LooksTruncated(config_) ? "truncated JSON" : "malformed JSON");
+    }
+    if (!config.is_object())
+      return Invalid("tokenizer_config.json", "the top level is not an object");
+    auto eos = config.find("eos_token");
+    if (eos == config.end() || eos->is_null()) return absl::OkStatus();
+    std::string content;
+    if (eos->is_string()) {
+      content = eos->get<std::string>();
+    } else if (eos->is_object() && eos->contains("content") && (*eos)["content"].is_string()) {
+      content = (*eos)["content"].get<std::string>();
+    } else {
+      return Invalid("tokenizer_config.json",
+                     "eos_token is neither a string nor an object with a string content");
+    }
+    const std::optional<TokenId> id = FindTokenByContent(content);
+    if (!id.has_value()) {
+      return Invalid("tokenizer_config.json", absl::StrCat("eos_token ", Quote(content),
+                                                           " is not a token of tokenizer.json"));
+    }
+    data_.eos_ids = {*id};
+    return absl::OkStatus();
+  }
+
+  std::string_view json_;
+  std::string_view config_;
+  const TokenizerOptions& options_;
+  object model_;
+  BpeTokenizerData data_;
+  std::vector<std::pair<TokenId, std::string>> vocab_bytes_;
+  int64_t max_id_ = -1;
+};
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": missing file"));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
+  return std::move(contents).str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Tokenizer>> Tokenizer::FromJson(
+    std::string_view tokenizer_json, std::string_view tokenizer_config_json,
+    const TokenizerOptions& options) {
+  return Loader(tokenizer_json, tokenizer_config_json, options).Load();
+}
+
+absl::StatusOr<std::shared_ptr<const Tokenizer>> Tokenizer::FromDirectory(
+    const std::string& dir, const TokenizerOptions& options) {
+  std::string base = dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  absl::StatusOr<std::string> json = ReadFile(base + "/tokenizer.json");
+  if (!json.ok()) return json.status();
+  std::string config;
+  if (std::ifstream(base + "/tokenizer_config.json").good()) {
+    absl::StatusOr<std::string> read = ReadFile(base + "/tokenizer_config.json");
+    if (!read.ok()) return read.status();
+    config = std::move(*read);
+  }
+  TokenizerOptions named = options;
+  if (named.name.empty()) {
+    const size_t slash = base.find_last_of('/');
+    named.name = slash == std::string::npos ? base : base.substr(slash + 1);
+  }
+  return FromJson(*json, config, named);
+}
+
+}  // namespace maskd
