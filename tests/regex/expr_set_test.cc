@@ -1,0 +1,294 @@
+// The expression algebra against naive set semantics: smart-constructor
+// simplifications, derivatives, And/Not/Repeat on all short strings over a
+// small alphabet, exact emptiness, and UTF-8 code point ranges.
+#include "compiler/regex/expr_set.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "naive_semantics.h"
+
+namespace maskd::regex {
+namespace {
+
+using testing::NaiveMatches;
+
+// All strings over `letters` of length <= max_len.
+std::vector<std::string> AllStrings(std::string_view letters, int max_len) {
+  std::vector<std::string> out{""};
+  for (size_t begin = 0, end = 1, len = 0; static_cast<int>(len) < max_len; ++len) {
+    for (size_t i = begin; i < end; ++i) {
+      for (char c : letters) out.push_back(out[i] + c);
+    }
+    begin = end;
+    end = out.size();
+  }
+  return out;
+}
+
+class RandomExprs {
+ public:
+  RandomExprs(ExprSet* pool, uint32_t seed) : pool_(pool), rng_(seed) {}
+
+  ExprId Make(int depth) {
+    int r = Uniform(depth >= 4 ? 4 : 11);
+    switch (r) {
+      case 0:
+        return pool_->Byte('a');
+      case 1:
+        return pool_->ByteRange('a', 'b');
+      case 2:
+        return pool_->Byte('c');
+      case 3:
+        return Uniform(3) == 0 ? ExprSet::kEpsilon : pool_->Literal("ab");
+      case 4:
+      case 5:
+        return pool_->Concat(Make(depth + 1), Make(depth + 1));
+      case 6:
+        return pool_->Or(Make(depth + 1), Make(depth + 1));
+      case 7:
+        return pool_->And(Make(depth + 1), Make(depth + 1));
+      case 8:
+        return pool_->Not(Make(depth + 1));
+      default: {
+        uint32_t min = Uniform(3);
+        uint32_t max = Uniform(3) == 0 ? ExprSet::kUnbounded : min + Uniform(3);
+        return pool_->Repeat(Make(depth + 1), min, max);
+      }
+    }
+  }
+
+ private:
+  int Uniform(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  ExprSet* pool_;
+  std::mt19937 rng_;
+};
+
+// Shortest string of e found by breadth-first search over derivatives (by a
+// few bytes, 'z' standing for every byte no expression mentions).
+std::optional<std::string> ShortestMember(ExprSet& pool, ExprId e, int max_len) {
+  std::vector<std::pair<ExprId, std::string>> frontier{{e, ""}};
+  std::set<ExprId> seen{e};
+  for (int len = 0; len <= max_len; ++len) {
+    std::vector<std::pair<ExprId, std::string>> next;
+    for (auto& [x, s] : frontier) {
+      if (pool.Nullable(x)) return s;
+      for (char c : std::string("abcz")) {
+        ExprId d = pool.Derivative(x, static_cast<uint8_t>(c));
+        if (d != ExprSet::kNothing && seen.insert(d).second) next.push_back({d, s + c});
+      }
+    }
+    frontier = std::move(next);
+  }
+  return std::nullopt;
+}
+
+TEST(ExprSetTest, FixedIds) {
+  ExprSet pool;
+  EXPECT_EQ(pool.kind(ExprSet::kNothing), ExprKind::kNothing);
+  EXPECT_EQ(pool.kind(ExprSet::kEpsilon), ExprKind::kEpsilon);
+  EXPECT_TRUE(pool.GetByteSet(ExprSet::kAnyByte).IsAll());
+  EXPECT_EQ(pool.Not(ExprSet::kNothing), ExprSet::kAnyByteString);
+  EXPECT_EQ(pool.Star(ExprSet::kAnyByte), ExprSet::kAnyByteString);
+}
+
+TEST(ExprSetTest, ConstructorsSimplify) {
+  ExprSet pool;
+  ExprId a = pool.Byte('a'), b = pool.Byte('b'), c = pool.Byte('c');
+  ExprId ab = pool.Concat(a, b);
+  EXPECT_EQ(pool.Concat(ab, c), pool.Concat(a, pool.Concat(b, c)));  // Associativity.
+  EXPECT_EQ(pool.Concat(a, ExprSet::kEpsilon), a);
+  EXPECT_EQ(pool.Concat(ExprSet::kNothing, a), ExprSet::kNothing);
+  EXPECT_EQ(pool.Or(ab, pool.Concat(b, c)), pool.Or(pool.Concat(b, c), ab));  // Commutativity.
+  EXPECT_EQ(pool.Or(ab, ab), ab);
+  EXPECT_EQ(pool.Or(ab, ExprSet::kNothing), ab);
+  EXPECT_EQ(pool.Or(a, b), pool.ByteRange('a', 'b'));  // Byte sets merge.
+  EXPECT_EQ(pool.Or(ab, ExprSet::kAnyByteString), ExprSet::kAnyByteString);
+  ExprId ors[] = {pool.Or(a, ab), c};
+  EXPECT_EQ(pool.Or(ors), pool.Or(pool.Or(a, c), ab));  // Flattening.
+  EXPECT_EQ(pool.And(ab, pool.Not(ab)), ExprSet::kNothing);
+  EXPECT_EQ(pool.And(ab, ExprSet::kAnyByteString), ab);
+  EXPECT_EQ(pool.And(pool.ByteRange('a', 'b'), pool.ByteRange('b', 'c')), b);
+  EXPECT_EQ(pool.And(a, c), ExprSet::kNothing);
+  // Disjoint lengths.
+  EXPECT_EQ(pool.And(pool.Repeat(a, 3, 3), pool.Repeat(pool.Not(ExprSet::kNothing), 0, 0)),
+            ExprSet::kNothing);
+  ExprId az = pool.ByteRange('a', 'z');
+  EXPECT_EQ(pool.And(pool.Repeat(az, 3, 3), pool.Repeat(az, 5, 5)), ExprSet::kNothing);
+  EXPECT_EQ(pool.Not(pool.Not(ab)), ab);
+  EXPECT_EQ(pool.Repeat(ab, 1, 1), ab);
+  EXPECT_EQ(pool.Repeat(ab, 0, 0), ExprSet::kEpsilon);
+  EXPECT_EQ(pool.Repeat(ab, 3, 2), ExprSet::kNothing);
+  EXPECT_EQ(pool.Repeat(pool.Star(a), 0, ExprSet::kUnbounded), pool.Star(a));
+  EXPECT_EQ(pool.Repeat(pool.Optional(a), 2, 5), pool.Repeat(pool.Optional(a), 0, 5));
+  EXPECT_EQ(pool.Or(ExprSet::kEpsilon, pool.Star(a)), pool.Star(a));
+  EXPECT_EQ(pool.Literal("ab"), ab);
+  EXPECT_EQ(pool.ToString(pool.Concat(pool.Star(ab), pool.Or(a, pool.Not(c)))), "(ab)*(a|~c)");
+}
+
+TEST(ExprSetTest, BoundedRepeatIsSymbolic) {
+  ExprSet pool;
+  const size_t before = pool.size();
+  ExprId e = pool.Repeat(pool.ByteRange('a', 'z'), 1, 100000);
+  EXPECT_LT(pool.size(), before + 5);
+  EXPECT_EQ(pool.MinLength(e), 1u);
+  EXPECT_EQ(pool.MaxLength(e), 100000u);
+  ExprId d = pool.Derivative(e, 'q');
+  EXPECT_EQ(pool.kind(d), ExprKind::kRepeat);
+  EXPECT_EQ(pool.RepeatMin(d), 0u);
+  EXPECT_EQ(pool.RepeatMax(d), 99999u);
+  EXPECT_TRUE(pool.Matches(e, std::string(1000, 'x')));
+  EXPECT_FALSE(pool.Matches(e, ""));
+  EXPECT_FALSE(pool.Matches(e, "aB"));
+}
+
+TEST(ExprSetTest, RandomExpressionsMatchNaiveSemantics) {
+  const std::vector<std::string> strings = AllStrings("abcz", 4);
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    ExprSet pool;
+    ExprId e = RandomExprs(&pool, seed).Make(0);
+    SCOPED_TRACE(pool.ToString(e));
+    for (const std::string& s : strings) {
+      ASSERT_EQ(pool.Matches(e, s), NaiveMatches(pool, e, s)) << "on \"" << s << "\"";
+    }
+  }
+}
+
+TEST(ExprSetTest, EmptinessIsExact) {
+  const std::vector<std::string> strings = AllStrings("abcz", 5);
+  int empty_count = 0, boolean_count = 0;
+  for (uint32_t seed = 1000; seed < 1400; ++seed) {
+    ExprSet pool;
+    ExprId e = RandomExprs(&pool, seed).Make(0);
+    SCOPED_TRACE(pool.ToString(e));
+    absl::StatusOr<bool> empty = pool.IsEmpty(e);
+    ASSERT_TRUE(empty.ok()) << empty.status();
+    boolean_count += pool.HasBoolean(e);
+    if (*empty) {
+      ++empty_count;
+      for (const std::string& s : strings) ASSERT_FALSE(NaiveMatches(pool, e, s)) << s;
+    } else {
+      std::optional<std::string> w = ShortestMember(pool, e, 12);
+      ASSERT_TRUE(w.has_value());
+      ASSERT_TRUE(NaiveMatches(pool, e, *w)) << *w;
+    }
+  }
+  // The generator must exercise both outcomes of the non-trivial check.
+  EXPECT_GT(empty_count, 20);
+  EXPECT_GT(boolean_count, 100);
+}
+
+TEST(ExprSetTest, EmptinessNeedsSearch) {
+  ExprSet pool;
+  ExprId a = pool.Byte('a'), b = pool.Byte('b');
+  // a*b and "not (a*b or c)": empty, but only visible after derivatives.
+  ExprId astar_b = pool.Concat(pool.Star(a), b);
+  ExprId e = pool.And(astar_b, pool.Not(pool.Or(astar_b, pool.Byte('c'))));
+  EXPECT_NE(e, ExprSet::kNothing);
+  EXPECT_EQ(pool.IsEmpty(e).value(), true);
+  // (aa)* and a(aa)*: even vs odd length.
+  ExprId aa_star = pool.Star(pool.Literal("aa"));
+  EXPECT_EQ(pool.IsEmpty(pool.And(aa_star, pool.Concat(a, aa_star))).value(), true);
+  // (aa)* and (aaa)+ share aaaaaa.
+  ExprId aaa_plus = pool.Repeat(pool.Literal("aaa"), 1, ExprSet::kUnbounded);
+  EXPECT_EQ(pool.IsEmpty(pool.And(aa_star, aaa_plus)).value(), false);
+  // a{1000} and a{999}b{0,1}... share nothing: lengths differ only via b.
+  ExprId a1000 = pool.Repeat(a, 1000, 1000);
+  ExprId a999b = pool.Concat(pool.Repeat(a, 999, 999), b);
+  EXPECT_EQ(pool.IsEmpty(pool.And(a1000, a999b)).value(), true);
+  // A tiny budget cannot decide a long search.
+  ExprSet pool2;
+  ExprId x = pool2.Byte('x');
+  ExprId hard = pool2.And(pool2.Repeat(x, 5000, 5000), pool2.Not(pool2.Repeat(x, 0, 5000)));
+  absl::StatusOr<bool> r = pool2.IsEmpty(hard, 10);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(pool2.IsEmpty(hard, 100000).value(), true);
+}
+
+std::string Utf8(uint32_t cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return out;
+}
+
+TEST(ExprSetTest, CodepointRangesEncodeExactly) {
+  std::mt19937 rng(99);
+  for (int iter = 0; iter < 30; ++iter) {
+    std::vector<CodepointRange> ranges;
+    int n = 1 + iter % 4;
+    for (int i = 0; i < n; ++i) {
+      uint32_t lo = std::uniform_int_distribution<uint32_t>(0, 0x10FFFF)(rng);
+      uint32_t span = std::uniform_int_distribution<uint32_t>(0, iter % 2 ? 300 : 70000)(rng);
+      ranges.push_back({lo, std::min<uint32_t>(lo + span, 0x10FFFF)});
+    }
+    ExprSet pool;
+    ExprId e = pool.Codepoints(ranges);
+    auto in_ranges = [&](uint32_t cp) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) return false;
+      for (auto r : ranges) {
+        if (cp >= r.lo && cp <= r.hi) return true;
+      }
+      return false;
+    };
+    // Range ends, their neighbours and random code points.
+    std::vector<uint32_t> probes;
+    for (auto r : ranges) {
+      for (uint32_t cp : {r.lo, r.hi}) {
+        for (int64_t d = -2; d <= 2; ++d) {
+          if (int64_t(cp) + d >= 0 && int64_t(cp) + d <= 0x10FFFF) probes.push_back(cp + d);
+        }
+      }
+    }
+    for (int i = 0; i < 2000; ++i) {
+      probes.push_back(std::uniform_int_distribution<uint32_t>(0, 0x10FFFF)(rng));
+    }
+    for (uint32_t cp : probes) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      ASSERT_EQ(pool.Matches(e, Utf8(cp)), in_ranges(cp)) << std::hex << cp;
+    }
+  }
+}
+
+TEST(ExprSetTest, AnyCodepointIsValidUtf8Only) {
+  ExprSet pool;
+  ExprId any = pool.AnyCodepoint();
+  for (uint32_t cp :
+       {0x0u, 0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xD7FFu, 0xE000u, 0xFFFFu, 0x10000u, 0x10FFFFu}) {
+    EXPECT_TRUE(pool.Matches(any, Utf8(cp))) << std::hex << cp;
+  }
+  for (const char* bad :
+       {"\x80", "\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xED\xA0\x80", "\xF0\x80\x80\x80",
+        "\xF4\x90\x80\x80", "\xF8\x88\x80\x80\x80", "\xFF", "\xC3"}) {
+    EXPECT_FALSE(pool.Matches(any, bad)) << bad;
+  }
+  EXPECT_TRUE(pool.Matches(pool.AnyUtf8String(), "h\xC3\xA9llo \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(pool.Matches(pool.AnyUtf8String(), "h\xC3"));
+}
+
+TEST(ExprSetTest, CodepointRangeHelpers) {
+  EXPECT_EQ(
+      NormalizeCodepointRanges({{5, 9}, {1, 3}, {4, 4}, {0xD000, 0xE000}, {0x10FFFF, 0x200000}}),
+      (std::vector<CodepointRange>{
+          {1, 9}, {0xD000, 0xD7FF}, {0xE000, 0xE000}, {0x10FFFF, 0x10FFFF}}));
+  EXPECT_EQ(ComplementCodepointRanges(NormalizeCodepointRanges({{0, 0x60}, {0x7B, 0x10FFFF}})),
+            (std::vector<CodepointRange>{{0x61, 0x7A}}));
+}
+
+}  // namespace
+}  // namespace maskd::regex
