@@ -5,11 +5,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "maskd/v1/maskd.pb.h"
 #include "service/log.h"
 
 namespace maskd {
@@ -24,7 +26,26 @@ std::string ReplacePort(const std::string& address, int port) {
   return absl::StrCat(address.substr(0, colon), ":", port);
 }
 
+namespace {
+
+// maskd.proto declares only the service, so no code references maskd.pb.o
+// and the linker drops it from libmaskd_proto.a, and with it the file's
+// descriptor registration: reflection would then answer "Symbol not found"
+// for maskd.v1.Maskd. Referencing its descriptor table keeps it linked; the
+// lookup proves reflection can describe the service.
+absl::Status CheckServiceDescriptorLinked() {
+  [[maybe_unused]] const volatile void* keep = &::descriptor_table_maskd_2fv1_2fmaskd_2eproto;
+  if (google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          v1::Maskd::service_full_name()) == nullptr) {
+    return absl::InternalError("maskd.v1.Maskd descriptor is not linked in; reflection would fail");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  if (absl::Status linked = CheckServiceDescriptorLinked(); !linked.ok()) return linked;
   std::unique_ptr<Server> server(new Server());
   server->tokenizers_ = std::make_unique<TokenizerRegistry>(options.tokenizer_limits);
   server->metrics_ = std::make_unique<ServiceMetrics>(CurrentBuildInfo());

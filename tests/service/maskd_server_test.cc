@@ -380,7 +380,7 @@ TEST_F(MaskdServerTest, ReflectionListsAndDescribesTheService) {
                   IsSupersetOf({"RegisterTokenizer", "ListTokenizers", "Compile", "Session"}));
     }
   }
-  EXPECT_TRUE(found_service);
+  EXPECT_TRUE(found_service) << described.DebugString().substr(0, 2000);
 }
 
 TEST(MaskdShutdownTest, SigtermDrainsAndExitsZero) {
