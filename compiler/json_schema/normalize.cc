@@ -17,6 +17,9 @@ namespace {
 
 std::string At(const std::string& pointer) { return pointer.empty() ? "/" : pointer; }
 
+// ValueMatchesLocally without the enum membership test.
+bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value);
+
 uint64_t CodePoints(const std::string& s) {
   uint64_t n = 0;
   for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
@@ -453,7 +456,7 @@ class Normalizer {
     if (n.enum_values) {
       std::vector<JsonValue> kept;
       for (JsonValue& v : *n.enum_values) {
-        if (ValueMatchesLocally(n, v)) kept.push_back(std::move(v));
+        if (MatchesScalarConstraints(n, v)) kept.push_back(std::move(v));
       }
       if (kept.empty() && n.types != 0) {
         reasons.push_back("no enum/const value satisfies the other constraints");
@@ -543,13 +546,19 @@ class Normalizer {
 }  // namespace
 
 bool ValueMatchesLocally(const SchemaNode& n, const JsonValue& value) {
-  if ((TypeOf(value) & n.types) == 0) return false;
   if (n.enum_values) {
     std::string key = value.CanonicalKey();
     bool found = false;
     for (const JsonValue& v : *n.enum_values) found = found || v.CanonicalKey() == key;
     if (!found) return false;
   }
+  return MatchesScalarConstraints(n, value);
+}
+
+namespace {
+
+bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
+  if ((TypeOf(value) & n.types) == 0) return false;
   switch (value.kind()) {
     case JsonValue::Kind::kString: {
       uint64_t len = CodePoints(value.string());
@@ -586,6 +595,8 @@ bool ValueMatchesLocally(const SchemaNode& n, const JsonValue& value) {
       return true;
   }
 }
+
+}  // namespace
 
 bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth) {
   if (a == kFalseNode || b == kFalseNode) return true;
