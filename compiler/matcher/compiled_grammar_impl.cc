@@ -1,0 +1,67 @@
+#include "compiler/matcher/compiled_grammar_impl.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace maskd {
+
+absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::FromIr(
+    GrammarIr ir, std::shared_ptr<const Tokenizer> tokenizer, const CompileOptions& options,
+    std::chrono::steady_clock::time_point started) {
+  absl::StatusOr<std::shared_ptr<const Grammar>> grammar = ir.builder.Build();
+  if (!grammar.ok()) return grammar.status();
+  for (LexemeId id = 0; id < (*grammar)->num_lexemes(); ++id) {
+    if (ir.pool->Nullable((*grammar)->lexeme(id).regex)) {
+      return absl::InternalError(
+          absl::StrCat("lexeme ", (*grammar)->lexeme(id).name, " matches the empty string"));
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const VocabIndex>> vocab = VocabIndex::For(std::move(tokenizer));
+  if (!vocab.ok()) return vocab.status();
+
+  std::shared_ptr<CompiledGrammarImpl> g(new CompiledGrammarImpl());
+  g->grammar_ = *std::move(grammar);
+  g->vocab_ = *std::move(vocab);
+  g->pool_ = std::move(ir.pool);
+  regex::LazyDfa::Options dfa_options;
+  dfa_options.max_memory_bytes = options.memory_limit_bytes;
+  g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);
+  g->stats_.lexemes = static_cast<uint32_t>(g->grammar_->num_lexemes());
+  g->stats_.rules = static_cast<uint32_t>(g->grammar_->num_rules());
+  g->stats_.ignored_keywords = std::move(ir.ignored_keywords);
+  // The first lexer state is built now so that a lexer that cannot even start
+  // (a limit) fails the compile rather than the first mask.
+  LexemeSet all(g->grammar_->num_lexemes());
+  for (LexemeId id = 0; id < g->grammar_->num_lexemes(); ++id) all.Insert(id);
+  g->LexerStart(all);
+  if (absl::Status s = g->dfa_->status(); !s.ok()) return s;
+  g->stats_.size_bytes = g->SizeBytes();
+  g->stats_.compile_time_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::steady_clock::now() - started)
+                                  .count();
+  return g;
+}
+
+size_t CompiledGrammarImpl::SizeBytes() const {
+  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes();
+}
+
+regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {
+  {
+    absl::MutexLock lock(&start_mu_);
+    if (auto it = start_states_.find(allowed); it != start_states_.end()) return it->second;
+  }
+  std::vector<regex::TaggedExpr> exprs;
+  allowed.ForEach([&](LexemeId id) { exprs.push_back({id, grammar_->lexeme(id).regex}); });
+  absl::StatusOr<regex::StateId> state = dfa_->Start(exprs);
+  // A DFA past its limits answers "dead": masks shrink, never grow. The
+  // failure is sticky in dfa().status() for the caller to report.
+  regex::StateId s = state.ok() ? *state : regex::LazyDfa::kDead;
+  absl::MutexLock lock(&start_mu_);
+  start_states_.emplace(allowed, s);
+  return s;
+}
+
+}  // namespace maskd

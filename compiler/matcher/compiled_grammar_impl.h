@@ -1,0 +1,60 @@
+// The compiled form of a grammar: the trimmed grammar with its Earley tables,
+// one lazy lexer DFA over all lexemes (tag = lexeme id), and the tokenizer's
+// vocabulary index. Immutable from the outside; the lazily built parts (DFA
+// states, lexer start states) fill in under their own locks, so any number of
+// matchers on any threads share one instance.
+#ifndef MASKD_COMPILER_MATCHER_COMPILED_GRAMMAR_IMPL_H_
+#define MASKD_COMPILER_MATCHER_COMPILED_GRAMMAR_IMPL_H_
+
+#include <chrono>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "compiler/grammar/grammar.h"
+#include "compiler/grammar/lexeme_set.h"
+#include "compiler/matcher/grammar_ir.h"
+#include "compiler/matcher/matcher.h"
+#include "compiler/matcher/vocab_index.h"
+#include "compiler/regex/lazy_dfa.h"
+
+namespace maskd {
+
+class CompiledGrammarImpl final : public CompiledGrammar {
+ public:
+  // Builds the grammar, checks that no lexeme matches the empty string (the
+  // lexer needs every lexeme to consume a byte) and sets up the lexer.
+  // `started` is when the whole compile began (for CompileStats).
+  static absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> FromIr(
+      GrammarIr ir, std::shared_ptr<const Tokenizer> tokenizer, const CompileOptions& options,
+      std::chrono::steady_clock::time_point started);
+
+  const CompileStats& stats() const override { return stats_; }
+  const Tokenizer& tokenizer() const override { return vocab_->tokenizer(); }
+  size_t SizeBytes() const override;
+
+  const Grammar& grammar() const { return *grammar_; }
+  const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }
+  const VocabIndex& vocab() const { return *vocab_; }
+  const regex::LazyDfa& dfa() const { return *dfa_; }
+
+  // The lexer state that starts a lexeme from `allowed` (memoized).
+  regex::StateId LexerStart(const LexemeSet& allowed) const;
+
+ private:
+  CompiledGrammarImpl() = default;
+
+  CompileStats stats_;
+  std::shared_ptr<const Grammar> grammar_;
+  std::shared_ptr<const VocabIndex> vocab_;
+  std::unique_ptr<regex::ExprSet> pool_;
+  std::unique_ptr<regex::LazyDfa> dfa_;
+
+  mutable absl::Mutex start_mu_;
+  mutable absl::flat_hash_map<LexemeSet, regex::StateId> start_states_ ABSL_GUARDED_BY(start_mu_);
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_MATCHER_COMPILED_GRAMMAR_IMPL_H_

@@ -1,0 +1,25 @@
+// What a front end hands to the automata stage: the grammar IR and the regex
+// pool its lexemes point into. Front ends build this and nothing else; the
+// matcher never sees a front end.
+#ifndef MASKD_COMPILER_MATCHER_GRAMMAR_IR_H_
+#define MASKD_COMPILER_MATCHER_GRAMMAR_IR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/grammar/grammar.h"
+#include "compiler/regex/expr_set.h"
+
+namespace maskd {
+
+struct GrammarIr {
+  std::unique_ptr<regex::ExprSet> pool = std::make_unique<regex::ExprSet>();
+  GrammarBuilder builder;
+  // Keywords a permissive front end skipped ("keyword at /pointer").
+  std::vector<std::string> ignored_keywords;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_MATCHER_GRAMMAR_IR_H_

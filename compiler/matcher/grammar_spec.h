@@ -1,0 +1,62 @@
+// What a client asks maskd to compile, and how. These mirror the Compile
+// request of proto/maskd/v1 without depending on protobuf: the service
+// translates one into the other.
+#ifndef MASKD_COMPILER_MATCHER_GRAMMAR_SPEC_H_
+#define MASKD_COMPILER_MATCHER_GRAMMAR_SPEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace maskd {
+
+enum class SpecKind {
+  kJsonSchema,   // `text` is a JSON Schema document
+  kRegex,        // `text` is an ECMA-262 pattern, matched whole (anchored)
+  kEbnf,         // `text` is a grammar in `dialect`
+  kChoices,      // `choices` lists the allowed outputs literally
+  kBuiltinJson,  // any JSON value
+};
+
+enum class EbnfDialect { kGbnf, kLark, kW3cEbnf };
+
+// Whitespace the JSON front ends allow between JSON tokens.
+enum class WhitespaceMode {
+  kCompact,   // none: `{"a":1,"b":[2,3]}`
+  kFlexible,  // any JSON whitespace (space, \t, \n, \r), any amount
+  kBounded,   // any JSON whitespace, runs of at most `max_whitespace_run` bytes
+};
+
+enum class PropertyOrder { kSchemaOrder, kAnyOrder };
+
+struct CompileOptions {
+  // Bounded by default: as flexible as JSON allows, but a model cannot loop on
+  // blanks forever.
+  WhitespaceMode whitespace = WhitespaceMode::kBounded;
+  // Longest run of consecutive whitespace bytes between two JSON tokens (kBounded).
+  uint32_t max_whitespace_run = 32;
+  // Strict: unknown JSON Schema keywords are errors. Permissive: ignored and
+  // listed in CompileStats::ignored_keywords.
+  bool strict = true;
+  // JSON Schema's default lets unlisted properties through; this makes
+  // `additionalProperties: false` the default instead.
+  bool additional_properties_default_false = false;
+  PropertyOrder property_order = PropertyOrder::kSchemaOrder;
+  uint32_t max_recursion_depth = 64;
+  // Limits that turn a pathological spec into an error instead of a hang or an
+  // unbounded allocation.
+  uint64_t time_limit_ms = 10'000;
+  uint64_t memory_limit_bytes = uint64_t{1} << 30;
+};
+
+struct GrammarSpec {
+  SpecKind kind = SpecKind::kBuiltinJson;
+  EbnfDialect dialect = EbnfDialect::kGbnf;
+  std::string text;
+  std::vector<std::string> choices;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_MATCHER_GRAMMAR_SPEC_H_

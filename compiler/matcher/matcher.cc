@@ -1,0 +1,218 @@
+#include "compiler/matcher/matcher.h"
+
+#include <deque>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/grammar/earley_parser.h"
+#include "compiler/matcher/byte_stepper.h"
+#include "compiler/matcher/compiled_grammar_impl.h"
+
+namespace maskd {
+namespace {
+
+// Longest jump-forward computed in one call; the client asks again after it.
+constexpr size_t kMaxJumpForwardBytes = 256;
+
+size_t Utf8CompletePrefix(std::string_view s) {
+  // Cut an incomplete trailing character: its tokens would not be canonical.
+  size_t end = s.size();
+  size_t i = end;
+  while (i > 0 && end - i < 4) {
+    const unsigned char c = static_cast<unsigned char>(s[i - 1]);
+    if ((c & 0xC0) != 0x80) {  // a lead byte (or ASCII) at i - 1
+      const size_t need = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
+      return end - (i - 1) >= need ? end : i - 1;
+    }
+    --i;
+  }
+  return end;
+}
+
+class MatcherImpl final : public Matcher {
+ public:
+  MatcherImpl(std::shared_ptr<const CompiledGrammarImpl> grammar, const MatcherOptions& options)
+      : grammar_(std::move(grammar)),
+        options_(options),
+        parser_(grammar_->grammar_ptr()),
+        stepper_(*grammar_) {
+    pos_ = stepper_.Start(parser_);
+  }
+
+  MatcherImpl(const MatcherImpl& other)
+      : grammar_(other.grammar_),
+        options_(other.options_),
+        parser_(other.parser_),
+        stepper_(*grammar_),
+        pos_(other.pos_),
+        stopped_(other.stopped_),
+        history_(other.history_) {}
+
+  bool AcceptToken(TokenId token) override {
+    const VocabIndex& vocab = grammar_->vocab();
+    if (stopped_ || token >= vocab.tokenizer().vocab_size()) return false;
+    if (vocab.is_eos(token)) {
+      if (!stepper_.CanStop(parser_, pos_)) return false;
+      Remember({parser_.Depth(), pos_, stopped_});
+      stopped_ = true;
+      return true;
+    }
+    if (vocab.tokenizer().is_special(token)) return false;
+    return AdvanceBytes(vocab.tokenizer().token_bytes(token));
+  }
+
+  bool AcceptBytes(std::string_view bytes) override {
+    if (stopped_) return false;
+    return AdvanceBytes(bytes);
+  }
+
+  void FillMask(std::span<uint32_t> words) override {
+    std::fill(words.begin(), words.end(), 0);
+    if (stopped_) return;
+    const TokenTrie& trie = grammar_->vocab().trie();
+    const size_t base_depth = parser_.Depth();
+    frames_.resize(trie.max_depth() + 1);
+    frames_[0] = {pos_, base_depth};
+    trie.Walk([&](uint32_t node, size_t depth) {
+      const Frame& parent = frames_[depth - 1];
+      if (parser_.Depth() > parent.parser_depth) parser_.Pop(parser_.Depth() - parent.parser_depth);
+      LexPosition pos = parent.pos;
+      if (!stepper_.Step(parser_, pos, trie.byte(node))) return false;
+      frames_[depth] = {pos, parser_.Depth()};
+      trie.ForEachToken(node, [&](TokenId t) { words[t >> 5] |= uint32_t{1} << (t & 31); });
+      return true;
+    });
+    if (parser_.Depth() > base_depth) parser_.Pop(parser_.Depth() - base_depth);
+    if (stepper_.CanStop(parser_, pos_)) {
+      for (TokenId eos : grammar_->vocab().eos_ids()) {
+        if (eos / 32 < words.size()) words[eos >> 5] |= uint32_t{1} << (eos & 31);
+      }
+    }
+  }
+
+  bool CanStop() const override { return stopped_ || stepper_.CanStop(parser_, pos_); }
+
+  bool MustStop() override {
+    if (stopped_) return true;
+    if (!stepper_.CanStop(parser_, pos_)) return false;
+    for (int b = 0; b < 256; ++b) {
+      if (ViableByte(static_cast<uint8_t>(b))) return false;
+    }
+    return true;
+  }
+
+  absl::Status Rollback(uint32_t n) override {
+    if (n > history_.size()) {
+      return absl::OutOfRangeError(
+          absl::StrCat("cannot roll back ", n, " tokens: only ", history_.size(), " are kept"));
+    }
+    if (n == 0) return absl::OkStatus();
+    const Snapshot& s = history_[history_.size() - n];
+    parser_.Pop(parser_.Depth() - s.parser_depth);
+    pos_ = s.pos;
+    stopped_ = s.stopped;
+    history_.resize(history_.size() - n);
+    return absl::OkStatus();
+  }
+
+  JumpForward ComputeJumpForward() override {
+    JumpForward out;
+    if (stopped_) return out;
+    const size_t base_depth = parser_.Depth();
+    LexPosition pos = pos_;
+    while (out.bytes.size() < kMaxJumpForwardBytes) {
+      // With EOS possible here, the continuation is not forced.
+      if (stepper_.CanStop(parser_, pos)) break;
+      int only = -1;
+      for (int b = 0; b < 256; ++b) {
+        const size_t depth = parser_.Depth();
+        LexPosition probe = pos;
+        if (!stepper_.Step(parser_, probe, static_cast<uint8_t>(b))) continue;
+        parser_.Pop(parser_.Depth() - depth);
+        if (only >= 0) {
+          only = -2;
+          break;
+        }
+        only = b;
+      }
+      if (only < 0) break;
+      stepper_.Step(parser_, pos, static_cast<uint8_t>(only));
+      out.bytes.push_back(static_cast<char>(only));
+    }
+    parser_.Pop(parser_.Depth() - base_depth);
+    out.bytes.resize(Utf8CompletePrefix(out.bytes));
+    if (!out.bytes.empty()) out.tokens = grammar_->vocab().tokenizer().Encode(out.bytes);
+    return out;
+  }
+
+  void Reset() override {
+    parser_.Reset();
+    pos_ = stepper_.Start(parser_);
+    stopped_ = false;
+    history_.clear();
+  }
+
+  std::unique_ptr<Matcher> Clone() const override { return std::make_unique<MatcherImpl>(*this); }
+
+ private:
+  struct Snapshot {
+    size_t parser_depth;
+    LexPosition pos;
+    bool stopped;
+  };
+
+  // Keeps the state before an accepted token, for Rollback.
+  void Remember(const Snapshot& before) {
+    if (options_.max_rollback == 0) return;
+    if (history_.size() == options_.max_rollback) history_.pop_front();
+    history_.push_back(before);
+  }
+
+  bool AdvanceBytes(std::string_view bytes) {
+    const size_t base_depth = parser_.Depth();
+    LexPosition pos = pos_;
+    for (char c : bytes) {
+      if (!stepper_.Step(parser_, pos, static_cast<uint8_t>(c))) {
+        parser_.Pop(parser_.Depth() - base_depth);
+        return false;
+      }
+    }
+    Remember({base_depth, pos_, stopped_});
+    pos_ = pos;
+    return true;
+  }
+
+  bool ViableByte(uint8_t b) {
+    const size_t depth = parser_.Depth();
+    LexPosition probe = pos_;
+    if (!stepper_.Step(parser_, probe, b)) return false;
+    parser_.Pop(parser_.Depth() - depth);
+    return true;
+  }
+
+  std::shared_ptr<const CompiledGrammarImpl> grammar_;
+  MatcherOptions options_;
+  // Mutable: CanStop() scans a lexeme end into the parser and pops it again,
+  // leaving the observable state as it was.
+  mutable EarleyParser parser_;
+  mutable ByteStepper stepper_;
+  LexPosition pos_;
+  bool stopped_ = false;
+  std::deque<Snapshot> history_;
+  // The mask walk's state per trie depth (kept to avoid reallocating).
+  struct Frame {
+    LexPosition pos;
+    size_t parser_depth;
+  };
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+std::unique_ptr<Matcher> Matcher::Create(std::shared_ptr<const CompiledGrammar> grammar,
+                                         const MatcherOptions& options) {
+  auto impl = std::static_pointer_cast<const CompiledGrammarImpl>(std::move(grammar));
+  return std::make_unique<MatcherImpl>(std::move(impl), options);
+}
+
+}  // namespace maskd

@@ -1,0 +1,94 @@
+// The per-sequence matcher: which tokens may come next, exactly.
+//
+// Exactness contract (DESIGN.md §3): with output bytes so far `p`, token `t` is
+// allowed iff some string of the grammar's language starts with p + bytes(t);
+// EOS is allowed iff p itself is in the language. Special tokens other than EOS
+// are never allowed.
+//
+// A CompiledGrammar is immutable and shared by any number of matchers on any
+// number of threads; a Matcher is owned by one sequence and used by one thread
+// at a time.
+#ifndef MASKD_COMPILER_MATCHER_MATCHER_H_
+#define MASKD_COMPILER_MATCHER_MATCHER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/matcher/grammar_spec.h"
+#include "compiler/tokenizer/tokenizer.h"
+
+namespace maskd {
+
+struct CompileStats {
+  uint64_t compile_time_us = 0;
+  uint64_t size_bytes = 0;  // estimate, for the cache's byte budget
+  uint32_t lexemes = 0;
+  uint32_t rules = 0;
+  // JSON Schema keywords skipped in permissive mode, as "keyword at /pointer".
+  std::vector<std::string> ignored_keywords;
+};
+
+class CompiledGrammar {
+ public:
+  // Errors: InvalidArgument naming the malformed or unsupported part (a JSON
+  // pointer into a schema, an offset into a regex, line:column into a grammar),
+  // DeadlineExceeded / ResourceExhausted past the options' limits.
+  static absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(
+      const GrammarSpec& spec, const CompileOptions& options,
+      std::shared_ptr<const Tokenizer> tokenizer);
+
+  virtual ~CompiledGrammar() = default;
+  virtual const CompileStats& stats() const = 0;
+  virtual const Tokenizer& tokenizer() const = 0;
+  // Current memory use, growing as lazily built automata fill in.
+  virtual size_t SizeBytes() const = 0;
+};
+
+struct JumpForward {
+  std::string bytes;            // the only bytes that can come next (may be empty)
+  std::vector<TokenId> tokens;  // their canonical tokenization (the tokenizer's BPE)
+};
+
+struct MatcherOptions {
+  // How many accepted tokens Rollback can undo.
+  uint32_t max_rollback = 32;
+};
+
+class Matcher {
+ public:
+  static std::unique_ptr<Matcher> Create(std::shared_ptr<const CompiledGrammar> grammar,
+                                         const MatcherOptions& options = {});
+  virtual ~Matcher() = default;
+
+  // Advances by one token. A token the mask does not allow returns false and
+  // leaves the state unchanged. EOS is accepted only where CanStop().
+  virtual bool AcceptToken(TokenId token) = 0;
+  // Advances by raw bytes (all or nothing).
+  virtual bool AcceptBytes(std::string_view bytes) = 0;
+
+  // Writes the allowed-token bitmask: bit i of words[i / 32] = token i. `words`
+  // must hold at least (vocab_size + 31) / 32 entries; extra words are zeroed.
+  virtual void FillMask(std::span<uint32_t> words) = 0;
+
+  // The output so far is a complete sentence (EOS allowed).
+  virtual bool CanStop() const = 0;
+  // Complete, and no token can extend it: only EOS is allowed.
+  virtual bool MustStop() = 0;
+  // The rejected-everything state cannot happen: a matcher only ever accepts
+  // viable tokens. Undoes the last `n` accepted tokens (OutOfRange beyond the
+  // kept history).
+  virtual absl::Status Rollback(uint32_t n) = 0;
+  virtual JumpForward ComputeJumpForward() = 0;
+  virtual void Reset() = 0;
+  virtual std::unique_ptr<Matcher> Clone() const = 0;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_MATCHER_MATCHER_H_

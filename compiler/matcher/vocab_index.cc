@@ -1,0 +1,40 @@
+#include "compiler/matcher/vocab_index.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace maskd {
+
+absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
+    std::shared_ptr<const Tokenizer> tokenizer) {
+  // Weak references: the index lives as long as some compiled grammar holds it.
+  static std::mutex mu;
+  static auto* cache = new absl::flat_hash_map<std::string, std::weak_ptr<const VocabIndex>>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache->find(tokenizer->id()); it != cache->end()) {
+    if (std::shared_ptr<const VocabIndex> index = it->second.lock()) return index;
+  }
+  std::vector<TokenBytes> tokens;
+  tokens.reserve(tokenizer->vocab_size());
+  for (TokenId id = 0; id < tokenizer->vocab_size(); ++id) {
+    if (tokenizer->is_special(id)) continue;
+    tokens.push_back({id, tokenizer->token_bytes(id)});
+  }
+  absl::StatusOr<TokenTrie> trie = TokenTrie::Build(tokens);
+  if (!trie.ok()) return trie.status();
+  std::shared_ptr<VocabIndex> index(new VocabIndex());
+  index->tokenizer_ = std::move(tokenizer);
+  index->trie_ = *std::move(trie);
+  (*cache)[index->tokenizer_->id()] = index;
+  return index;
+}
+
+bool VocabIndex::is_eos(TokenId id) const {
+  const std::vector<TokenId>& eos = tokenizer_->eos_ids();
+  return std::find(eos.begin(), eos.end(), id) != eos.end();
+}
+
+}  // namespace maskd

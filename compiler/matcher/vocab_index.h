@@ -1,0 +1,41 @@
+// What every grammar compiled for one tokenizer shares: the trie of the tokens
+// a mask may allow (all but special ones), the EOS ids, the mask width. Built
+// once per tokenizer and kept while any grammar uses it.
+#ifndef MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
+#define MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/tokenizer/tokenizer.h"
+#include "compiler/trie/token_trie.h"
+
+namespace maskd {
+
+class VocabIndex {
+ public:
+  // The index for `tokenizer`, shared with every other caller asking for the
+  // same tokenizer id while it is alive.
+  static absl::StatusOr<std::shared_ptr<const VocabIndex>> For(
+      std::shared_ptr<const Tokenizer> tokenizer);
+
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::shared_ptr<const Tokenizer>& tokenizer_ptr() const { return tokenizer_; }
+  const TokenTrie& trie() const { return trie_; }
+  // 32-bit words in a mask: ceil(vocab_size / 32).
+  size_t mask_words() const { return (tokenizer_->vocab_size() + 31) / 32; }
+  const std::vector<TokenId>& eos_ids() const { return tokenizer_->eos_ids(); }
+  bool is_eos(TokenId id) const;
+  size_t ByteSizeEstimate() const { return sizeof(*this) + trie_.ByteSizeEstimate(); }
+
+ private:
+  VocabIndex() = default;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  TokenTrie trie_;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
