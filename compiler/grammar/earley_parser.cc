@@ -26,7 +26,7 @@ void EarleyParser::Reset() {
   error_ = absl::OkStatus();
   BeginSet();
   Predict(Grammar::kAugmentedStart);
-  // Set 0 cannot hit the limits in practice (it is one closure), but keep the
+  // Set 0 cannot hit the limits in practice (it is one prediction), but keep the
   // invariant that FinishSet decides.
   if (!FinishSet()) {
     // Publish an empty set so the parser stays usable (it allows nothing).
@@ -53,8 +53,13 @@ void EarleyParser::BeginSet() {
   item_next_.clear();
   done_origin_.clear();
   done_next_.clear();
-  if (leo_.size() <= set_index_) leo_.resize(set_index_ + 1);
-  leo_[set_index_].clear();
+  if (memo_.size() <= set_index_) memo_.resize(set_index_ + 1);
+  SetMemo& memo = memo_[set_index_];
+  memo.lookups = 0;
+  memo.indexed = false;
+  memo.leo.clear();
+  memo.waiting.clear();
+  memo.groups.clear();
   if (allowed_.size() <= set_index_) {
     allowed_.emplace_back(grammar_->num_lexemes());
   } else {
@@ -89,15 +94,24 @@ void EarleyParser::Predict(NonterminalId a) {
   if (predicted_stamp_[a] == generation_) return;
   const Grammar& g = *grammar_;
   LexemeSet& allowed = allowed_[set_index_];
-  for (NonterminalId c : g.prediction_closure(a)) {
-    if (predicted_stamp_[c] == generation_) continue;
-    predicted_stamp_[c] = generation_;
+  predict_stack_.clear();
+  predict_stack_.push_back(a);
+  predicted_stamp_[a] = generation_;
+  while (!predict_stack_.empty()) {
+    const NonterminalId c = predict_stack_.back();
+    predict_stack_.pop_back();
     allowed.UnionWith(g.predicted_lexemes(c));
     // Predicted items have origin == set_index_ and no other source can make
     // such an item, so they need no dedupe chain.
     for (uint32_t p : g.predicted_positions(c)) {
       items_.push_back(Item{p, set_index_});
       item_next_.push_back(kNone);
+    }
+    for (NonterminalId d : g.left_corners(c)) {
+      if (predicted_stamp_[d] != generation_) {
+        predicted_stamp_[d] = generation_;
+        predict_stack_.push_back(d);
+      }
     }
     if (set_index_ == 0 && c == Grammar::kAugmentedStart && g.accepts_empty()) {
       accepting_[0] = 1;
@@ -123,28 +137,111 @@ void EarleyParser::Complete(NonterminalId b, uint32_t origin) {
     Add(top.pos, top.origin);
     return;
   }
-  const uint32_t want = Symbol::Nonterminal(b).bits();
-  const Grammar& g = *grammar_;
-  const uint32_t end = set_start_[origin + 1];
-  for (uint32_t k = set_start_[origin]; k < end; ++k) {
-    const Item item = items_[k];
-    if (g.pos_symbol(item.pos) == want) Add(item.pos + 1, item.origin);
-  }
+  ForEachWaiting(b, origin, [&](Item item) { Add(item.pos + 1, item.origin); });
 }
 
-bool EarleyParser::PenultimateItem(NonterminalId b, uint32_t set, Item* completed) const {
+void EarleyParser::NoteLookup(uint32_t set) {
+  SetMemo& memo = memo_[set];
+  if (!memo.indexed && ++memo.lookups > kIndexAfterLookups) BuildIndex(set);
+}
+
+void EarleyParser::BuildIndex(uint32_t set) {
+  const Grammar& g = *grammar_;
+  SetMemo& memo = memo_[set];
+  index_scratch_.clear();
+  const uint32_t end = set_start_[set + 1];
+  for (uint32_t k = set_start_[set]; k < end; ++k) {
+    const uint32_t sym = g.pos_symbol(items_[k].pos);
+    if (sym != Grammar::kEndOfRule && (sym & Symbol::kNonterminalBit) != 0) {
+      index_scratch_.emplace_back(Symbol::FromBits(sym).id(), k);
+    }
+  }
+  std::sort(index_scratch_.begin(), index_scratch_.end());
+  memo.waiting.clear();
+  memo.groups.clear();
+  for (size_t i = 0; i < index_scratch_.size(); ++i) {
+    const NonterminalId nt = index_scratch_[i].first;
+    if (memo.groups.empty() || memo.groups.back().nt != nt) {
+      const uint32_t at = static_cast<uint32_t>(memo.waiting.size());
+      memo.groups.push_back(WaitingGroup{nt, at, at, false, Item{kNone, 0}});
+    }
+    memo.waiting.push_back(index_scratch_[i].second);
+    ++memo.groups.back().end;
+  }
+  memo.indexed = true;
+  // Carry over the Leo memo gathered before indexing.
+  for (const LeoEntry& e : memo.leo) LeoMemoPut(set, e.nt, e.top);
+  memo.leo.clear();
+}
+
+template <typename F>
+void EarleyParser::ForEachWaiting(NonterminalId b, uint32_t set, F&& f) {
+  NoteLookup(set);
+  const SetMemo& memo = memo_[set];
+  if (memo.indexed) {
+    auto it =
+        std::lower_bound(memo.groups.begin(), memo.groups.end(), b,
+                         [](const WaitingGroup& grp, NonterminalId nt) { return grp.nt < nt; });
+    if (it == memo.groups.end() || it->nt != b) return;
+    for (uint32_t i = it->begin; i < it->end; ++i) f(items_[memo.waiting[i]]);
+    return;
+  }
   const uint32_t want = Symbol::Nonterminal(b).bits();
   const Grammar& g = *grammar_;
   const uint32_t end = set_start_[set + 1];
-  bool found = false;
   for (uint32_t k = set_start_[set]; k < end; ++k) {
     const Item item = items_[k];
-    if (g.pos_symbol(item.pos) != want) continue;
-    if (found || g.pos_symbol(item.pos + 1) != Grammar::kEndOfRule) return false;
-    *completed = Item{item.pos + 1, item.origin};
-    found = true;
+    if (g.pos_symbol(item.pos) == want) f(item);
   }
-  return found;
+}
+
+bool EarleyParser::LeoMemoGet(uint32_t set, NonterminalId nt, Item* top) {
+  NoteLookup(set);
+  SetMemo& memo = memo_[set];
+  if (memo.indexed) {
+    auto it = std::lower_bound(memo.groups.begin(), memo.groups.end(), nt,
+                               [](const WaitingGroup& grp, NonterminalId n) { return grp.nt < n; });
+    if (it == memo.groups.end() || it->nt != nt) {
+      *top = Item{kNone, 0};  // Nothing waits on nt: no chain.
+      return true;
+    }
+    if (!it->leo_known) return false;
+    *top = it->leo_top;
+    return true;
+  }
+  for (const LeoEntry& e : memo.leo) {
+    if (e.nt == nt) {
+      *top = e.top;
+      return true;
+    }
+  }
+  return false;
+}
+
+void EarleyParser::LeoMemoPut(uint32_t set, NonterminalId nt, Item top) {
+  SetMemo& memo = memo_[set];
+  if (!memo.indexed) {
+    memo.leo.push_back(LeoEntry{nt, top});
+    return;
+  }
+  auto it = std::lower_bound(memo.groups.begin(), memo.groups.end(), nt,
+                             [](const WaitingGroup& grp, NonterminalId n) { return grp.nt < n; });
+  if (it == memo.groups.end() || it->nt != nt) return;  // Implied "no chain".
+  it->leo_known = true;
+  it->leo_top = top;
+}
+
+bool EarleyParser::PenultimateItem(NonterminalId b, uint32_t set, Item* completed) {
+  const Grammar& g = *grammar_;
+  int found = 0;
+  bool penultimate = false;
+  ForEachWaiting(b, set, [&](Item item) {
+    if (++found == 1) {
+      penultimate = g.pos_symbol(item.pos + 1) == Grammar::kEndOfRule;
+      *completed = Item{item.pos + 1, item.origin};
+    }
+  });
+  return found == 1 && penultimate;
 }
 
 bool EarleyParser::LeoTop(NonterminalId b, uint32_t origin, Item* top) {
@@ -156,26 +253,20 @@ bool EarleyParser::LeoTop(NonterminalId b, uint32_t origin, Item* top) {
   uint32_t set = origin;
   Item deeper{kNone, 0};
   for (;;) {
-    const LeoEntry* memo = nullptr;
-    for (const LeoEntry& e : leo_[set]) {
-      if (e.nt == nt) {
-        memo = &e;
-        break;
-      }
-    }
-    if (memo != nullptr) {
-      deeper = memo->top;
-      break;
-    }
+    if (LeoMemoGet(set, nt, &deeper)) break;
     Item completed;
     if (!PenultimateItem(nt, set, &completed)) {
-      leo_[set].push_back(LeoEntry{nt, Item{kNone, 0}});
+      deeper = Item{kNone, 0};
+      LeoMemoPut(set, nt, deeper);
       break;
     }
     leo_stack_.push_back(LeoLink{nt, set, completed});
     // Continue only into strictly earlier sets: unit cycles inside one set
     // (A -> B, B -> A) would otherwise loop.
-    if (completed.origin >= set) break;
+    if (completed.origin >= set) {
+      deeper = Item{kNone, 0};
+      break;
+    }
     nt = g.rule_lhs(g.pos_rule(completed.pos));
     set = completed.origin;
   }
@@ -183,7 +274,7 @@ bool EarleyParser::LeoTop(NonterminalId b, uint32_t origin, Item* top) {
     const LeoLink link = leo_stack_.back();
     leo_stack_.pop_back();
     if (deeper.pos == kNone) deeper = link.completed;
-    leo_[link.set].push_back(LeoEntry{link.nt, deeper});
+    LeoMemoPut(link.set, link.nt, deeper);
   }
   *top = deeper;
   return deeper.pos != kNone;

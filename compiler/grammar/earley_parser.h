@@ -7,7 +7,7 @@
 // dotted rule (see Grammar). Sets live back to back in one vector. Nullable
 // symbols use the Aycock-Horspool treatment (the dot skips a nullable symbol
 // at prediction time), so empty completions never need to be revisited.
-// Prediction adds precomputed closures. Leo's right-recursion optimization is
+// Prediction follows precomputed left-corner lists. Leo's right-recursion optimization is
 // implemented (memoized per set), so a right-recursive chain of length n
 // costs O(1) items per set instead of O(n).
 #ifndef MASKD_COMPILER_GRAMMAR_EARLEY_PARSER_H_
@@ -92,7 +92,18 @@ class EarleyParser {
   bool LeoTop(NonterminalId b, uint32_t origin, Item* top);
   // The unique item of `set` waiting on `b` when it is penultimate
   // (A -> alpha . b), as the completed item it would become.
-  bool PenultimateItem(NonterminalId b, uint32_t set, Item* completed) const;
+  bool PenultimateItem(NonterminalId b, uint32_t set, Item* completed);
+  // Calls f(Item) for each item of finished set `set` whose dot is before
+  // nonterminal `b`.
+  template <typename F>
+  void ForEachWaiting(NonterminalId b, uint32_t set, F&& f);
+  // Counts a lookup into `set`; indexes the set once it is looked up often.
+  void NoteLookup(uint32_t set);
+  void BuildIndex(uint32_t set);
+  // Leo memo of `set` for `nt`: false if unknown, else *top (pos kNone: no
+  // chain).
+  bool LeoMemoGet(uint32_t set, NonterminalId nt, Item* top);
+  void LeoMemoPut(uint32_t set, NonterminalId nt, Item top);
   // Adds a non-predicted item unless the set already holds it.
   void Add(uint32_t pos, uint32_t origin);
   void AddUnique(uint32_t pos, uint32_t origin);
@@ -116,17 +127,36 @@ class EarleyParser {
   std::vector<uint32_t> pos_stamp_, pos_head_;
   std::vector<uint32_t> item_next_;  // Parallel to the set being built.
   std::vector<uint32_t> predicted_stamp_;
+  std::vector<NonterminalId> predict_stack_;
   std::vector<uint32_t> done_stamp_, done_head_;
   std::vector<uint32_t> done_origin_, done_next_;
 
-  // Leo memo per set: (nonterminal, top item or kNone). An entry of set j
-  // depends only on sets <= j, so it stays valid until set j is popped;
-  // BeginSet clears the slot when set j is rebuilt.
+  // Per finished set: lookups by completion (which items wait on B?) and
+  // the Leo memo. Entries of set j depend only on sets <= j, so they stay
+  // valid until set j is popped; BeginSet clears the slot when set j is
+  // rebuilt (keeping capacity: no allocation in steady state). A set is
+  // scanned linearly for its first few lookups (most sets get one or two),
+  // then indexed: waiting items grouped by nonterminal, Leo memo per group.
   struct LeoEntry {
     NonterminalId nt;
     Item top;  // top.pos == kNone: no Leo chain.
   };
-  std::vector<std::vector<LeoEntry>> leo_;
+  struct WaitingGroup {
+    NonterminalId nt;
+    uint32_t begin, end;  // Range in SetMemo::waiting.
+    bool leo_known;
+    Item leo_top;
+  };
+  struct SetMemo {
+    uint32_t lookups = 0;
+    bool indexed = false;
+    std::vector<LeoEntry> leo;         // While not indexed.
+    std::vector<uint32_t> waiting;     // Item indices grouped by nonterminal.
+    std::vector<WaitingGroup> groups;  // Sorted by nonterminal.
+  };
+  static constexpr uint32_t kIndexAfterLookups = 4;
+  std::vector<SetMemo> memo_;
+  std::vector<std::pair<NonterminalId, uint32_t>> index_scratch_;
   struct LeoLink {
     NonterminalId nt;
     uint32_t set;

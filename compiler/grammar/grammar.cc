@@ -294,31 +294,46 @@ void Grammar::ComputeTables() {
     predicted_start_.push_back(static_cast<uint32_t>(predicted_.size()));
   }
 
-  // Prediction closures and FIRST sets (FIRST(a) = union of predicted lexemes
-  // over the closure of a).
-  closure_.clear();
-  closure_start_.assign(1, 0);
-  first_.assign(num_nts, LexemeSet(num_lex));
+  // Left corners, then FIRST(a) = predicted lexemes of a and of everything
+  // reachable through left corners: a worklist over reverse edges, each
+  // nonterminal re-queued only when its set grows.
+  left_corners_.clear();
+  left_corners_start_.assign(1, 0);
   std::vector<uint32_t> mark(num_nts, ~uint32_t{0});
+  std::vector<std::vector<NonterminalId>> used_by(num_nts);
   for (NonterminalId a = 0; a < num_nts; ++a) {
-    size_t begin = closure_.size();
-    closure_.push_back(a);
-    mark[a] = a;
-    for (size_t i = begin; i < closure_.size(); ++i) {
-      NonterminalId b = closure_[i];
-      first_[a].UnionWith(predicted_lexemes_[b]);
-      for (uint32_t p : predicted_positions(b)) {
-        uint32_t sym = pos_symbol_[p];
-        if (sym == kEndOfRule) continue;
-        Symbol s = Symbol::FromBits(sym);
-        if (s.is_nonterminal() && mark[s.id()] != a) {
-          mark[s.id()] = a;
-          closure_.push_back(s.id());
-        }
+    for (uint32_t p : predicted_positions(a)) {
+      const uint32_t sym = pos_symbol_[p];
+      if (sym == kEndOfRule) continue;
+      const Symbol s = Symbol::FromBits(sym);
+      if (s.is_nonterminal() && mark[s.id()] != a) {
+        mark[s.id()] = a;
+        left_corners_.push_back(s.id());
+        used_by[s.id()].push_back(a);
       }
     }
-    closure_start_.push_back(static_cast<uint32_t>(closure_.size()));
+    left_corners_start_.push_back(static_cast<uint32_t>(left_corners_.size()));
   }
+  first_ = predicted_lexemes_;
+  std::vector<NonterminalId> queue;
+  std::vector<uint8_t> queued(num_nts, 1);
+  for (NonterminalId a = 0; a < num_nts; ++a) queue.push_back(a);
+  while (!queue.empty()) {
+    const NonterminalId b = queue.back();
+    queue.pop_back();
+    queued[b] = 0;
+    for (NonterminalId a : used_by[b]) {
+      LexemeSet merged = first_[a];
+      merged.UnionWith(first_[b]);
+      if (merged == first_[a]) continue;
+      first_[a] = std::move(merged);
+      if (!queued[a]) {
+        queued[a] = 1;
+        queue.push_back(a);
+      }
+    }
+  }
+  (void)num_lex;
 }
 
 size_t Grammar::ByteSizeEstimate() const {
@@ -330,8 +345,8 @@ size_t Grammar::ByteSizeEstimate() const {
   bytes += (rule_first_pos_.capacity() + nt_rules_.capacity() + nt_rules_start_.capacity()) *
            sizeof(uint32_t);
   bytes += nullable_.capacity();
-  bytes += (pos_symbol_.capacity() + pos_rule_.capacity() + closure_.capacity() +
-            closure_start_.capacity() + predicted_.capacity() + predicted_start_.capacity()) *
+  bytes += (pos_symbol_.capacity() + pos_rule_.capacity() + left_corners_.capacity() +
+            left_corners_start_.capacity() + predicted_.capacity() + predicted_start_.capacity()) *
            sizeof(uint32_t);
   for (const LexemeSet& s : first_) bytes += sizeof(LexemeSet) + s.words().capacity() * 8;
   for (const LexemeSet& s : predicted_lexemes_) {

@@ -184,11 +184,14 @@ class Grammar {
   uint32_t rule_first_pos(RuleId r) const { return rule_first_pos_[r]; }
   // The position of `<start> -> S .`: reaching it with origin 0 = accepting.
   uint32_t accept_pos() const { return rule_first_pos_[0] + 1; }
-  // Every nonterminal predicted when `a` is predicted (`a` itself, then any B
-  // that a rule of an already predicted symbol can start with after nullable
-  // symbols).
-  std::span<const NonterminalId> prediction_closure(NonterminalId a) const {
-    return {closure_.data() + closure_start_[a], closure_start_[a + 1] - closure_start_[a]};
+  // The nonterminals that predicting `a` predicts directly: those after the
+  // dot in predicted_positions(a), without repeats. Predicting `a` predicts
+  // the transitive closure of this relation; the parser follows it per set
+  // (a precomputed closure table would be quadratic on deep precedence
+  // chains).
+  std::span<const NonterminalId> left_corners(NonterminalId a) const {
+    return {left_corners_.data() + left_corners_start_[a],
+            left_corners_start_[a + 1] - left_corners_start_[a]};
   }
   // Positions an Earley set gains when `a` itself is predicted: the start of
   // each rule of `a`, plus the positions after each nullable prefix (the
@@ -227,8 +230,8 @@ class Grammar {
 
   std::vector<uint32_t> pos_symbol_;
   std::vector<RuleId> pos_rule_;
-  std::vector<NonterminalId> closure_;
-  std::vector<uint32_t> closure_start_;
+  std::vector<NonterminalId> left_corners_;
+  std::vector<uint32_t> left_corners_start_;
   std::vector<uint32_t> predicted_;
   std::vector<uint32_t> predicted_start_;
   std::vector<LexemeSet> predicted_lexemes_;

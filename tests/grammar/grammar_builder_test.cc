@@ -1,5 +1,5 @@
 // GrammarBuilder::Build: validation errors, trimming of unproductive and
-// unreachable symbols, and the analyses (nullable, FIRST, closures).
+// unreachable symbols, and the analyses (nullable, FIRST, left corners).
 #include <memory>
 #include <string>
 #include <vector>
@@ -166,9 +166,10 @@ TEST(GrammarBuilderTest, NullableFirstAndClosures) {
   EXPECT_THAT(FirstNames(gr, gm), UnorderedElementsAre("{", "n"));
   EXPECT_THAT(FirstNames(gr, gmore), UnorderedElementsAre(","));
   EXPECT_THAT(FirstNames(gr, gobj), UnorderedElementsAre("{"));
-  std::vector<NonterminalId> closure(gr.prediction_closure(gm).begin(),
-                                     gr.prediction_closure(gm).end());
-  EXPECT_THAT(closure, UnorderedElementsAre(gm, gv, gobj));
+  std::vector<NonterminalId> corners(gr.left_corners(gm).begin(), gr.left_corners(gm).end());
+  EXPECT_THAT(corners, UnorderedElementsAre(gv));
+  corners.assign(gr.left_corners(gv).begin(), gr.left_corners(gv).end());
+  EXPECT_THAT(corners, UnorderedElementsAre(gobj));
   // members ::= . value more, members ::= . (end)
   EXPECT_EQ(gr.predicted_positions(gm).size(), 2u);
   EXPECT_GT(gr.ByteSizeEstimate(), sizeof(Grammar));
