@@ -44,7 +44,9 @@ std::optional<std::string> DecodeByteLevel(std::string_view mapped) {
   bytes.reserve(mapped.size());
   size_t pos = 0;
   while (pos < mapped.size()) {
-    const std::optional<char32_t> cp = NextCodePoint(mapped, pos);
+    const auto lead = static_cast<uint8_t>(mapped[pos]);
+    const std::optional<char32_t> cp =
+        lead < 0x80 ? std::optional<char32_t>(mapped[pos++]) : NextCodePoint(mapped, pos);
     if (!cp.has_value()) return std::nullopt;
     const std::optional<uint8_t> byte = CodePointToByte(*cp);
     if (!byte.has_value()) return std::nullopt;

@@ -423,6 +423,7 @@ class Loader {
     }
     const bool byte_level = data_.kind == TokenizerKind::kByteLevelBpe;
     data_.piece_to_id.reserve(vocab.size());
+    spelled_to_id_.reserve(vocab.size());
     vocab_bytes_.reserve(vocab.size());
     for (auto [key, value] : vocab) {
       absl::StatusOr<TokenId> id = ParseId(value, absl::StrCat("model.vocab[", Quote(key), "]"));
@@ -448,6 +449,7 @@ class Loader {
                                     it->second, " and ", *id, ")"));
       }
       vocab_bytes_.emplace_back(*id, std::move(bytes));
+      spelled_to_id_.emplace(Av(key), *id);
       max_id_ = std::max<int64_t>(max_id_, *id);
     }
     if (vocab_bytes_.empty()) return Invalid("tokenizer.json", "model.vocab is empty");
@@ -534,17 +536,11 @@ class Loader {
     return absl::OkStatus();
   }
 
-  // The piece-space key of a vocabulary string as tokenizer.json spells it.
-  absl::StatusOr<TokenId> LookupVocab(std::string_view spelled, std::string& scratch) const {
-    std::string_view key = spelled;
-    if (data_.kind == TokenizerKind::kByteLevelBpe) {
-      std::optional<std::string> decoded = tokenizer_internal::DecodeByteLevel(spelled);
-      if (!decoded.has_value()) return absl::NotFoundError("");
-      scratch = std::move(*decoded);
-      key = scratch;
-    }
-    auto it = data_.piece_to_id.find(Av(key));
-    if (it == data_.piece_to_id.end()) return absl::NotFoundError("");
+  // A vocabulary entry by its tokenizer.json spelling. Returns nullopt for
+  // unknown spellings.
+  std::optional<TokenId> LookupVocab(std::string_view spelled) const {
+    auto it = spelled_to_id_.find(Av(spelled));
+    if (it == spelled_to_id_.end()) return std::nullopt;
     return it->second;
   }
 
@@ -556,21 +552,22 @@ class Loader {
       return Invalid("tokenizer.json", "model.merges is not an array");
     }
     data_.merger.Reserve(merges.size());
-    std::string left_scratch, right_scratch, merged_key;
+    std::string merged_key;
     uint32_t rank = 0;
     for (element entry : merges) {
       std::string_view left, right;
       if (absl::Status s = MergeParts(entry, rank, left, right); !s.ok()) return s;
-      absl::StatusOr<TokenId> left_id = LookupVocab(left, left_scratch);
-      absl::StatusOr<TokenId> right_id = LookupVocab(right, right_scratch);
-      if (!left_id.ok() || !right_id.ok()) {
+      const std::optional<TokenId> left_id = LookupVocab(left);
+      const std::optional<TokenId> right_id = LookupVocab(right);
+      if (!left_id.has_value() || !right_id.has_value()) {
         return Invalid("tokenizer.json",
                        absl::StrCat("model.merges[", rank, "] references unknown token ",
-                                    Quote(left_id.ok() ? right : left), " (not in model.vocab)"));
+                                    Quote(left_id.has_value() ? right : left), " (not in model.vocab)"));
       }
-      merged_key = absl::StrCat(Av(left), Av(right));
-      absl::StatusOr<TokenId> merged = LookupVocab(merged_key, left_scratch);
-      if (!merged.ok()) {
+      merged_key.assign(left);
+      merged_key.append(right);
+      const std::optional<TokenId> merged = LookupVocab(merged_key);
+      if (!merged.has_value()) {
         return Invalid("tokenizer.json",
                        absl::StrCat("model.merges[", rank, "] produces ", Quote(merged_key),
                                     ", which is not in model.vocab (unknown token)"));
@@ -602,9 +599,7 @@ class Loader {
       if (unk->get(spelled) != simdjson::SUCCESS) {
         return Invalid("tokenizer.json", "model.unk_token is not a string");
       }
-      std::string scratch;
-      absl::StatusOr<TokenId> id = LookupVocab(spelled, scratch);
-      if (id.ok()) data_.unk = *id;
+      data_.unk = LookupVocab(spelled);
     }
     data_.byte_tokens.fill(kUnknownSymbol);
     for (int b = 0; b < 256; ++b) {
@@ -683,6 +678,8 @@ class Loader {
   object model_;
   BpeTokenizerData data_;
   std::vector<std::pair<TokenId, std::string>> vocab_bytes_;
+  // Vocabulary spellings (views into the parsed document) -> id, for merges.
+  absl::flat_hash_map<absl::string_view, TokenId> spelled_to_id_;
   int64_t max_id_ = -1;
 };
 
