@@ -15,7 +15,8 @@ absl::StatusOr<GrammarIr> BuildChoicesGrammar(const std::vector<std::string>& ch
 
 // A grammar whose language is exactly the byte strings of `regex` (an
 // expression in ir.pool), empty string included if it matches it.
-void BuildSingleRegexGrammar(GrammarIr& ir, regex::ExprId regex, std::string_view name);
+// InvalidArgument "NAME matches nothing" when the language is empty.
+absl::Status BuildSingleRegexGrammar(GrammarIr& ir, regex::ExprId regex, std::string_view name);
 
 }  // namespace maskd
 

@@ -7,6 +7,7 @@
 #include "compiler/compile/choices_grammar.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/matcher.h"
+#include "compiler/regex/ecma_regex.h"
 
 namespace maskd {
 namespace {
@@ -16,8 +17,15 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
   switch (spec.kind) {
     case SpecKind::kChoices:
       return BuildChoicesGrammar(spec.choices);
-    case SpecKind::kRegex:
-      return absl::UnimplementedError("regex specs: the ECMA-262 front end has not landed yet");
+    case SpecKind::kRegex: {
+      // A regex spec constrains the whole output: anchored at both ends.
+      GrammarIr ir;
+      absl::StatusOr<regex::ExprId> re =
+          regex::ParseEcmaRegex(spec.text, ir.pool.get(), regex::MatchMode::kFullMatch);
+      if (!re.ok()) return re.status();
+      if (absl::Status s = BuildSingleRegexGrammar(ir, *re, "regex"); !s.ok()) return s;
+      return ir;
+    }
     case SpecKind::kJsonSchema:
       return absl::UnimplementedError(
           "JSON Schema specs: the lowering to grammar IR has not landed yet");
