@@ -38,7 +38,7 @@ struct CategoryName {
   std::string_view short_name;
   std::string_view long_name;
   std::string_view alias;  // A third spelling, or "".
-  std::initializer_list<int> categories;
+  std::vector<int> categories;
 };
 
 const std::vector<CategoryName>& CategoryNames() {
