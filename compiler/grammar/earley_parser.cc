@@ -142,7 +142,7 @@ void EarleyParser::Complete(NonterminalId b, uint32_t origin) {
 
 void EarleyParser::NoteLookup(uint32_t set) {
   SetMemo& memo = memo_[set];
-  if (!memo.indexed && ++memo.lookups > kIndexAfterLookups) BuildIndex(set);
+  if (!memo.indexed && ++memo.lookups > options_.index_set_after_lookups) BuildIndex(set);
 }
 
 void EarleyParser::BuildIndex(uint32_t set) {

@@ -30,6 +30,10 @@ struct EarleyOptions {
   size_t max_items_per_set = size_t{1} << 16;
   // Bound on the items of all sets together (memory per matcher).
   size_t max_total_items = size_t{1} << 24;
+  // A finished set is scanned linearly by its first lookups from completion
+  // and indexed by waiting nonterminal after this many (tuning; tests use 0
+  // and "never" to cover both paths).
+  uint32_t index_set_after_lookups = 4;
 };
 
 class EarleyParser {
@@ -154,7 +158,6 @@ class EarleyParser {
     std::vector<uint32_t> waiting;     // Item indices grouped by nonterminal.
     std::vector<WaitingGroup> groups;  // Sorted by nonterminal.
   };
-  static constexpr uint32_t kIndexAfterLookups = 4;
   std::vector<SetMemo> memo_;
   std::vector<std::pair<NonterminalId, uint32_t>> index_scratch_;
   struct LeoLink {

@@ -180,7 +180,11 @@ TEST(EarleyOracleTest, RandomGrammarsMatchViablePrefixOracle) {
       continue;
     }
     ++built;
-    EarleyParser parser(*grammar);
+    // Cover both ways of finding waiting items: indexed sets, linear scans,
+    // and the default mix.
+    EarleyOptions options;
+    options.index_set_after_lookups = std::vector<uint32_t>{0, 4, ~0u}[iteration % 3];
+    EarleyParser parser(*grammar, options);
     OracleWalk walk(oracle, **grammar, rg.num_lexemes, parser, rng);
     std::vector<LexemeId> w;
     walk.Run(w, 6);
