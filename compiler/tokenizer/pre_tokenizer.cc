@@ -3,10 +3,13 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <iterator>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "compiler/tokenizer/string_view_compat.h"
 #include "compiler/tokenizer/utf8.h"
@@ -34,6 +37,25 @@ struct MatchDataDeleter {
   void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
 };
 using MatchData = std::unique_ptr<pcre2_match_data, MatchDataDeleter>;
+
+#include "compiler/tokenizer/unicode_categories.inc"
+
+// The body of a character class (no brackets) equal to `\p{name}` as the
+// JavaScript reference's Unicode tables define it; nullopt for names not in
+// the generated table (those are left to PCRE2).
+std::optional<std::string> CategoryClassBody(std::string_view name) {
+  for (const UnicodeCategory& category : kUnicodeCategories) {
+    if (name != category.name) continue;
+    std::string body;
+    for (size_t i = 0; i < category.count; ++i) {
+      const auto [first, last] = category.ranges[i];
+      absl::StrAppendFormat(&body, "\\x{%X}", static_cast<uint32_t>(first));
+      if (last != first) absl::StrAppendFormat(&body, "-\\x{%X}", static_cast<uint32_t>(last));
+    }
+    return body;
+  }
+  return std::nullopt;
+}
 
 std::string QuoteLiteral(std::string_view text) {
   // \Q...\E quotes everything except a literal "\E", which we split around.
@@ -78,6 +100,25 @@ std::string TranslateJsPattern(std::string_view pattern) {
         case 'W':
           out += in_class ? "\\W" : "[^A-Za-z0-9_]";
           break;
+        case 'p':
+        case 'P': {
+          // \p{X}: spelled out from the generated tables (PCRE2's own may
+          // be an older Unicode version than the reference's).
+          const size_t close = source.find('}', i);
+          if (i + 1 < source.size() && source[i + 1] == '{' && close != std::string::npos) {
+            const std::string_view name = std::string_view(source).substr(i + 2, close - i - 2);
+            const std::optional<std::string> body = CategoryClassBody(name);
+            if (body.has_value() && (next == 'p' || !in_class)) {
+              const char* open = in_class ? "" : (next == 'p' ? "[" : "[^");
+              absl::StrAppend(&out, open, *body, in_class ? "" : "]");
+              i = close;
+              break;
+            }
+          }
+          out.push_back('\\');
+          out.push_back(next);
+          break;
+        }
         default:
           out.push_back('\\');
           out.push_back(next);

@@ -97,6 +97,14 @@ def adversarial():
     s += ["a" * 1000, "ab" * 500, "Hello" * 200, "x" * 5000, "-" * 300, "=" * 64, "." * 100,
           "\u4e00" * 500, "\U0001f600" * 100, "A" * 64 + "b" * 64,
           "aGVsbG8gd29ybGQ" * 50, "_" * 40, "0" * 1000]
+    # Characters assigned or recategorized after Unicode 14 (PCRE2 10.42's
+    # tables): the reference (Node's ICU) knows them, so must we.
+    recent = ["\u0295", "\u088f", "\u0897", "\u0c5c", "\u0cdc", "\U000116e2", "\U000134c0",
+              "\U00016101", "\U00018de6", "\U0002ec0b", "\U00031355", "\U000323bd",
+              "\U00033425", "\U00011f00", "\U0001e030", "\U00010d40", "\u2ffc", "\U0001cc00"]
+    for ch in recent:
+        s += [ch, "a" + ch + "b", " " + ch * 3, ch + "1" + ch, "'" + ch, ch + "\u0301"]
+    s.append("".join(recent))
     strings = [t.encode("utf-8") for t in s]
     # Invalid UTF-8: lone continuation bytes, truncated sequences, overlongs,
     # surrogates, out of range, invalid bytes, mixed with text.
