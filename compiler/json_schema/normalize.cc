@@ -73,16 +73,17 @@ TypeSet EffectiveTypes(const SchemaNode& n) {
   return n.types & t;
 }
 
-bool IsPureAllOf(const SchemaNode& n) {
+// True when the node has no constraint besides its all_of list.
+bool OnlyAllOf(const SchemaNode& n) {
   static const SchemaNode kDefault;
-  return n.all_of.size() == 1 && n.types == kDefault.types && !n.enum_values && n.min_length == 0 &&
-         !n.max_length && n.patterns.empty() && !n.format && !n.minimum && !n.maximum &&
-         n.multiple_of.empty() && n.prefix_items.empty() && n.items == kTrueNode &&
-         n.min_items == 0 && !n.max_items && !n.unique_items && n.contains == kNoNode &&
-         n.properties.empty() && n.required.empty() && n.pattern_properties.empty() &&
-         n.additional_properties == kTrueNode && n.property_names == kTrueNode &&
-         n.min_properties == 0 && !n.max_properties && n.dependent_required.empty() &&
-         n.any_of.empty() && n.one_of.empty() && n.not_schema == kNoNode && n.if_schema == kNoNode;
+  return n.types == kDefault.types && !n.enum_values && n.min_length == 0 && !n.max_length &&
+         n.patterns.empty() && !n.format && !n.minimum && !n.maximum && n.multiple_of.empty() &&
+         n.prefix_items.empty() && n.items == kTrueNode && n.min_items == 0 && !n.max_items &&
+         !n.unique_items && n.contains == kNoNode && n.properties.empty() && n.required.empty() &&
+         n.pattern_properties.empty() && n.additional_properties == kTrueNode &&
+         n.property_names == kTrueNode && n.min_properties == 0 && !n.max_properties &&
+         n.dependent_required.empty() && n.any_of.empty() && n.one_of.empty() &&
+         n.not_schema == kNoNode && n.if_schema == kNoNode;
 }
 
 class Normalizer {
@@ -121,13 +122,18 @@ class Normalizer {
 
  private:
   // A node that is nothing but a $ref (or a one-element allOf) is replaced by
-  // its target everywhere, so lowering sees one node per definition.
+  // its target everywhere, so lowering sees one node per definition; an
+  // unconstrained node ({} or only annotations) becomes kTrueNode.
   absl::Status ResolveAliases() {
     const size_t n = s_.nodes.size();
     std::vector<NodeId> target(n);
     for (size_t i = 0; i < n; ++i) {
-      target[i] =
-          i >= 2 && IsPureAllOf(s_.nodes[i]) ? s_.nodes[i].all_of[0] : static_cast<NodeId>(i);
+      const SchemaNode& node = s_.nodes[i];
+      target[i] = static_cast<NodeId>(i);
+      if (i >= 2 && OnlyAllOf(node) && node.all_of.size() <= 1) {
+        // {} is the true schema; {"$ref": x} is x.
+        target[i] = node.all_of.empty() ? kTrueNode : node.all_of[0];
+      }
     }
     std::vector<NodeId> resolved(n, kNoNode);
     for (size_t i = 0; i < n; ++i) {
@@ -494,6 +500,9 @@ class Normalizer {
           if (reason.empty() && !list->empty() && std::all_of(list->begin(), list->end(), empty)) {
             reason = why(list->front());
           }
+        }
+        if (reason.empty() && n.not_schema == kTrueNode) {
+          reason = absl::StrCat("\"not\": {} (or true) at ", At(n.pointer));
         }
         if (!reason.empty()) {
           n.types = 0;

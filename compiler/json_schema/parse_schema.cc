@@ -503,7 +503,11 @@ absl::Status Parser::Fill(const Pending& p) {
     }
     node.enum_values = std::move(values);
   }
-  if (options_.closed_objects && !bounds_.has_additional_properties) {
+  // Closing applies to schemas that describe an object's members, not to
+  // fragments such as {"required": ["a"]} inside anyOf or if.
+  const bool describes_object =
+      !node.properties.empty() || !node.pattern_properties.empty() || node.types == kObjectType;
+  if (options_.closed_objects && !bounds_.has_additional_properties && describes_object) {
     node.additional_properties = kFalseNode;
   }
   schema_.nodes[p.id] = std::move(node);

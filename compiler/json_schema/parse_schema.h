@@ -41,7 +41,10 @@ struct ParseOptions {
   // Unknown keywords are errors instead of being ignored.
   bool strict_keywords = false;
   // A missing additionalProperties means false (objects only have the
-  // declared properties) instead of the spec's true.
+  // declared properties) instead of the spec's true, in every schema that
+  // declares properties/patternProperties or has type "object" alone (not in
+  // fragments such as {"required": ["a"]} inside anyOf, which would otherwise
+  // forbid every member).
   bool closed_objects = false;
   // Ignore (and list) known-but-unsupported keywords instead of failing. This
   // widens the language; only for experiments.

@@ -63,6 +63,17 @@ TEST(ParseSchemaTest, ClosedObjectsOption) {
   Schema open =
       Parse(R"({"properties": {"a": {}}, "additionalProperties": {"type": "string"}})", closed);
   EXPECT_EQ(open.node(Root(open).additional_properties).types, kStringType);
+  Schema fragment = Parse(R"({"type": "object", "properties": {"a": {}, "b": {}},
+      "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})",
+                          closed);
+  EXPECT_EQ(fragment.node(Root(fragment).any_of[0]).additional_properties, kTrueNode);
+  EXPECT_EQ(Root(fragment).additional_properties, kFalseNode);
+}
+
+TEST(ParseSchemaTest, NotTrueMatchesNothing) {
+  EXPECT_THAT(Error(R"({"not": {}})").message(), HasSubstr("matches nothing"));
+  Schema s = Parse(R"({"anyOf": [{"not": true}, {"type": "string"}]})");
+  EXPECT_EQ(s.node(Root(s).any_of[0]).types, 0);
 }
 
 TEST(ParseSchemaTest, RefsResolveToNodeIdsAndRecursionIsACycle) {

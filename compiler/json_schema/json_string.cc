@@ -1,0 +1,206 @@
+#include "compiler/json_schema/json_string.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace maskd::json_schema {
+namespace {
+
+using regex::ExprId;
+using regex::ExprKind;
+using regex::ExprSet;
+
+// The canonical escape of a byte that needs one, or "" for bytes written as is.
+std::string EscapeOf(uint8_t b) {
+  switch (b) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    default:
+      if (b < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", b);
+        return buf;
+      }
+      return "";
+  }
+}
+
+class Quoter {
+ public:
+  explicit Quoter(ExprSet& pool) : pool_(pool) {}
+
+  ExprId Quote(ExprId e) {
+    if (auto it = memo_.find(e); it != memo_.end()) return it->second;
+    ExprId out = QuoteUncached(e);
+    memo_[e] = out;
+    return out;
+  }
+
+ private:
+  ExprId QuoteUncached(ExprId e) {
+    switch (pool_.kind(e)) {
+      case ExprKind::kNothing:
+      case ExprKind::kEpsilon:
+        return e;
+      case ExprKind::kByteSet: {
+        const regex::ByteSet& set = pool_.GetByteSet(e);
+        regex::ByteSet plain;
+        std::vector<ExprId> alternatives;
+        for (int b = 0; b < 256; ++b) {
+          if (!set.Contains(static_cast<uint8_t>(b))) continue;
+          std::string escape = EscapeOf(static_cast<uint8_t>(b));
+          if (escape.empty()) {
+            plain.Insert(static_cast<uint8_t>(b));
+          } else {
+            alternatives.push_back(pool_.Literal(escape));
+          }
+        }
+        alternatives.push_back(pool_.Bytes(plain));
+        return pool_.Or(alternatives);
+      }
+      case ExprKind::kConcat: {
+        auto args = pool_.Args(e);
+        std::vector<ExprId> parts(args.begin(), args.end());
+        for (ExprId& p : parts) p = Quote(p);
+        return pool_.Concat(parts);
+      }
+      case ExprKind::kOr:
+      case ExprKind::kAnd: {
+        auto args = pool_.Args(e);
+        std::vector<ExprId> parts(args.begin(), args.end());
+        for (ExprId& p : parts) p = Quote(p);
+        return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
+      }
+      case ExprKind::kNot:
+        // Complement within the encodings of all byte strings.
+        return pool_.And(Quote(ExprSet::kAnyByteString), pool_.Not(Quote(pool_.Args(e)[0])));
+      case ExprKind::kRepeat:
+        return pool_.Repeat(Quote(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
+    }
+    return ExprSet::kNothing;
+  }
+
+  ExprSet& pool_;
+  absl::flat_hash_map<ExprId, ExprId> memo_;
+};
+
+}  // namespace
+
+ExprId JsonQuote(ExprSet& pool, ExprId decoded) { return Quoter(pool).Quote(decoded); }
+
+std::string JsonQuoteLiteral(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    std::string escape = EscapeOf(static_cast<uint8_t>(c));
+    if (escape.empty()) {
+      out.push_back(c);
+    } else {
+      out += escape;
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
+  // RFC 3339 full-date with real month lengths and Gregorian leap years (the
+  // year's last two digits divisible by 4 but not 00, or a century divisible
+  // by 400). Leap seconds (:60) only at 23:59:60 UTC.
+  static constexpr char kLeapYear[] =
+      "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)";
+  const std::string date =
+      std::string(
+          "(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+          "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|") +
+      kLeapYear + "-02-29)";
+  static constexpr char kOffset[] = "(?:[zZ]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
+  const std::string time =
+      std::string("(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?") + kOffset +
+      "|23:59:60(?:\\.[0-9]+)?(?:[zZ]|[+-]00:00))";
+  static constexpr char kOctet[] = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+  static constexpr char kLabel[] = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+  const std::string ipv4 = std::string(kOctet) + "(?:\\." + kOctet + "){3}";
+  const std::string h16 = "[0-9A-Fa-f]{1,4}";
+  const std::string ls32 = "(?:" + h16 + ":" + h16 + "|" + ipv4 + ")";
+  const std::string ipv6 = "(?:(?:" + h16 + ":){6}" + ls32 + "|::(?:" + h16 + ":){5}" + ls32 +
+                           "|(?:" + h16 + ")?::(?:" + h16 + ":){4}" + ls32 + "|(?:(?:" + h16 +
+                           ":){0,1}" + h16 + ")?::(?:" + h16 + ":){3}" + ls32 + "|(?:(?:" + h16 +
+                           ":){0,2}" + h16 + ")?::(?:" + h16 + ":){2}" + ls32 + "|(?:(?:" + h16 +
+                           ":){0,3}" + h16 + ")?::" + h16 + ":" + ls32 + "|(?:(?:" + h16 +
+                           ":){0,4}" + h16 + ")?::" + ls32 + "|(?:(?:" + h16 + ":){0,5}" + h16 +
+                           ")?::" + h16 + "|(?:(?:" + h16 + ":){0,6}" + h16 + ")?::)";
+  // RFC 3986, Appendix A.
+  const std::string unreserved = "A-Za-z0-9._~-";
+  const std::string sub_delims = "!$&'()*+,;=";
+  const std::string pct = "%[0-9A-Fa-f]{2}";
+  const std::string pchar = "(?:[" + unreserved + sub_delims + ":@]|" + pct + ")";
+  const std::string segment = pchar + "*";
+  const std::string segment_nz = pchar + "+";
+  const std::string segment_nz_nc = "(?:[" + unreserved + sub_delims + "@]|" + pct + ")+";
+  const std::string userinfo = "(?:[" + unreserved + sub_delims + ":]|" + pct + ")*";
+  const std::string ip_literal =
+      "\\[(?:" + ipv6 + "|v[0-9A-Fa-f]+\\.[" + unreserved + sub_delims + ":]+)\\]";
+  const std::string reg_name = "(?:[" + unreserved + sub_delims + "]|" + pct + ")*";
+  const std::string authority =
+      "(?:" + userinfo + "@)?(?:" + ip_literal + "|" + ipv4 + "|" + reg_name + ")(?::[0-9]*)?";
+  const std::string path_abempty = "(?:/" + segment + ")*";
+  const std::string path_absolute = "/(?:" + segment_nz + "(?:/" + segment + ")*)?";
+  const std::string path_rootless = segment_nz + "(?:/" + segment + ")*";
+  const std::string path_noscheme = segment_nz_nc + "(?:/" + segment + ")*";
+  const std::string query = "(?:" + pchar + "|[/?])*";
+  const std::string tail = "(?:\\?" + query + ")?(?:#" + query + ")?";
+  const std::string uri = "[A-Za-z][A-Za-z0-9+.-]*:(?://" + authority + path_abempty + "|" +
+                          path_absolute + "|" + path_rootless + "|)" + tail;
+  const std::string relative_ref =
+      "(?://" + authority + path_abempty + "|" + path_absolute + "|" + path_noscheme + "|)" + tail;
+
+  if (format == "date-time") return FormatLanguage{date + "[tT]" + time, std::nullopt};
+  if (format == "date") return FormatLanguage{date, std::nullopt};
+  if (format == "time") return FormatLanguage{time, std::nullopt};
+  if (format == "duration") {
+    // ISO 8601 durations as RFC 3339 Appendix A defines them.
+    const std::string t = "T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)";
+    return FormatLanguage{"P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:" +
+                              t + ")?|" + t + "|[0-9]+W)",
+                          std::nullopt};
+  }
+  if (format == "ipv4") return FormatLanguage{ipv4, std::nullopt};
+  if (format == "ipv6") return FormatLanguage{ipv6, std::nullopt};
+  if (format == "uuid") {
+    return FormatLanguage{
+        "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        std::nullopt};
+  }
+  if (format == "hostname") {
+    // RFC 1123 labels of at most 63 characters, at most 253 in all.
+    return FormatLanguage{std::string(kLabel) + "(?:\\." + kLabel + ")*", 253};
+  }
+  if (format == "email") {
+    // RFC 5321 Mailbox, restricted to a dot-atom local part and a domain
+    // name (quoted local parts and address literals are not generated).
+    return FormatLanguage{
+        std::string("[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@") +
+            kLabel + "(?:\\." + kLabel + ")*",
+        std::nullopt};
+  }
+  if (format == "uri") return FormatLanguage{uri, std::nullopt};
+  if (format == "uri-reference")
+    return FormatLanguage{"(?:" + uri + "|" + relative_ref + ")", std::nullopt};
+  return absl::NotFoundError("unknown format \"" + std::string(format) + "\"");
+}
+
+}  // namespace maskd::json_schema

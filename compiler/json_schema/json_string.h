@@ -1,0 +1,40 @@
+// JSON string encodings as byte-level regexes. Constraints on strings
+// (pattern, lengths, format, enum of keys) speak about the DECODED string; the
+// model writes the ENCODED one. JsonQuote maps a language of decoded strings to
+// the language of their canonical encodings, exactly: each byte is written as
+// Python's json.dumps(ensure_ascii=False) writes it (`"` -> `\"`, `\` -> `\\`,
+// control characters -> \n \r \t \b \f or \u00XX, everything else as is). The
+// canonical spelling is the one MaskBench instances use; other spellings of the
+// same string (`\/`, `\u0041`) are outside the language.
+#ifndef MASKD_COMPILER_JSON_SCHEMA_JSON_STRING_H_
+#define MASKD_COMPILER_JSON_SCHEMA_JSON_STRING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "compiler/regex/expr_set.h"
+
+namespace maskd::json_schema {
+
+// The canonical encodings (without the surrounding quotes) of the strings of
+// `decoded`. Exact for And/Not too: the encoding is an injective prefix code.
+regex::ExprId JsonQuote(regex::ExprSet& pool, regex::ExprId decoded);
+
+// `s` as a JSON string literal, quotes included, in the canonical encoding.
+std::string JsonQuoteLiteral(std::string_view s);
+
+// The language of a JSON Schema `format` over decoded strings: an ECMA-262
+// pattern (full match) and, where the standard caps it, a length in code
+// points. NotFound for a format this engine does not know.
+struct FormatLanguage {
+  std::string pattern;
+  std::optional<uint32_t> max_length;
+};
+absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format);
+
+}  // namespace maskd::json_schema
+
+#endif  // MASKD_COMPILER_JSON_SCHEMA_JSON_STRING_H_
