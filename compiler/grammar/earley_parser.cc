@@ -100,7 +100,7 @@ void EarleyParser::Predict(NonterminalId a) {
   while (!predict_stack_.empty()) {
     const NonterminalId c = predict_stack_.back();
     predict_stack_.pop_back();
-    allowed.UnionWith(g.predicted_lexemes(c));
+    for (LexemeId t : g.predicted_lexemes(c)) allowed.Insert(t);
     // Predicted items have origin == set_index_ and no other source can make
     // such an item, so they need no dedupe chain.
     for (uint32_t p : g.predicted_positions(c)) {

@@ -276,7 +276,9 @@ void Grammar::ComputeTables() {
   // Predicted positions (own rules with nullable prefixes skipped).
   predicted_.clear();
   predicted_start_.assign(1, 0);
-  predicted_lexemes_.assign(num_nts, LexemeSet(num_lex));
+  predicted_lexemes_.clear();
+  predicted_lexemes_start_.assign(1, 0);
+  std::vector<uint32_t> lexeme_mark(num_lex, ~uint32_t{0});
   for (NonterminalId a = 0; a < num_nts; ++a) {
     for (RuleId r : rules_of(a)) {
       for (uint32_t p = rule_first_pos_[r];; ++p) {
@@ -285,22 +287,23 @@ void Grammar::ComputeTables() {
         if (sym == kEndOfRule) break;
         Symbol s = Symbol::FromBits(sym);
         if (s.is_lexeme()) {
-          predicted_lexemes_[a].Insert(s.id());
+          if (lexeme_mark[s.id()] != a) {
+            lexeme_mark[s.id()] = a;
+            predicted_lexemes_.push_back(s.id());
+          }
           break;
         }
         if (!nullable_[s.id()]) break;
       }
     }
     predicted_start_.push_back(static_cast<uint32_t>(predicted_.size()));
+    predicted_lexemes_start_.push_back(static_cast<uint32_t>(predicted_lexemes_.size()));
   }
 
-  // Left corners, then FIRST(a) = predicted lexemes of a and of everything
-  // reachable through left corners: a worklist over reverse edges, each
-  // nonterminal re-queued only when its set grows.
+  // Left corners: the nonterminals after the dot in predicted positions.
   left_corners_.clear();
   left_corners_start_.assign(1, 0);
   std::vector<uint32_t> mark(num_nts, ~uint32_t{0});
-  std::vector<std::vector<NonterminalId>> used_by(num_nts);
   for (NonterminalId a = 0; a < num_nts; ++a) {
     for (uint32_t p : predicted_positions(a)) {
       const uint32_t sym = pos_symbol_[p];
@@ -309,31 +312,29 @@ void Grammar::ComputeTables() {
       if (s.is_nonterminal() && mark[s.id()] != a) {
         mark[s.id()] = a;
         left_corners_.push_back(s.id());
-        used_by[s.id()].push_back(a);
       }
     }
     left_corners_start_.push_back(static_cast<uint32_t>(left_corners_.size()));
   }
-  first_ = predicted_lexemes_;
-  std::vector<NonterminalId> queue;
-  std::vector<uint8_t> queued(num_nts, 1);
-  for (NonterminalId a = 0; a < num_nts; ++a) queue.push_back(a);
-  while (!queue.empty()) {
-    const NonterminalId b = queue.back();
-    queue.pop_back();
-    queued[b] = 0;
-    for (NonterminalId a : used_by[b]) {
-      LexemeSet merged = first_[a];
-      merged.UnionWith(first_[b]);
-      if (merged == first_[a]) continue;
-      first_[a] = std::move(merged);
-      if (!queued[a]) {
-        queued[a] = 1;
-        queue.push_back(a);
+}
+
+LexemeSet Grammar::First(NonterminalId a) const {
+  LexemeSet first(lexemes_.size());
+  std::vector<uint8_t> seen(nonterminal_names_.size(), 0);
+  std::vector<NonterminalId> stack{a};
+  seen[a] = 1;
+  while (!stack.empty()) {
+    const NonterminalId b = stack.back();
+    stack.pop_back();
+    for (LexemeId t : predicted_lexemes(b)) first.Insert(t);
+    for (NonterminalId c : left_corners(b)) {
+      if (!seen[c]) {
+        seen[c] = 1;
+        stack.push_back(c);
       }
     }
   }
-  (void)num_lex;
+  return first;
 }
 
 size_t Grammar::ByteSizeEstimate() const {
@@ -348,10 +349,7 @@ size_t Grammar::ByteSizeEstimate() const {
   bytes += (pos_symbol_.capacity() + pos_rule_.capacity() + left_corners_.capacity() +
             left_corners_start_.capacity() + predicted_.capacity() + predicted_start_.capacity()) *
            sizeof(uint32_t);
-  for (const LexemeSet& s : first_) bytes += sizeof(LexemeSet) + s.words().capacity() * 8;
-  for (const LexemeSet& s : predicted_lexemes_) {
-    bytes += sizeof(LexemeSet) + s.words().capacity() * 8;
-  }
+  bytes += (predicted_lexemes_.capacity() + predicted_lexemes_start_.capacity()) * sizeof(uint32_t);
   return bytes;
 }
 

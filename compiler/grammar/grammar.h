@@ -171,8 +171,11 @@ class Grammar {
 
   // --- Analyses ---
   bool nullable(NonterminalId a) const { return nullable_[a] != 0; }
-  // Lexemes that can begin a string derived from `a`.
-  const LexemeSet& first(NonterminalId a) const { return first_[a]; }
+  // Lexemes that can begin a string derived from `a` (FIRST set). Computed
+  // on demand by a walk over left corners: dense FIRST tables would cost
+  // nonterminals x lexemes bits, too much for large schema grammars, and
+  // the parser does not need them.
+  LexemeSet First(NonterminalId a) const;
   // Whether the empty lexeme sequence is a sentence.
   bool accepts_empty() const { return nullable_[start_] != 0; }
 
@@ -200,8 +203,11 @@ class Grammar {
   std::span<const uint32_t> predicted_positions(NonterminalId a) const {
     return {predicted_.data() + predicted_start_[a], predicted_start_[a + 1] - predicted_start_[a]};
   }
-  // Lexemes after the dot among predicted_positions(a).
-  const LexemeSet& predicted_lexemes(NonterminalId a) const { return predicted_lexemes_[a]; }
+  // Lexemes after the dot among predicted_positions(a), without repeats.
+  std::span<const LexemeId> predicted_lexemes(NonterminalId a) const {
+    return {predicted_lexemes_.data() + predicted_lexemes_start_[a],
+            predicted_lexemes_start_[a + 1] - predicted_lexemes_start_[a]};
+  }
 
   // Approximate heap bytes held (for the compiled-grammar cache).
   size_t ByteSizeEstimate() const;
@@ -226,7 +232,6 @@ class Grammar {
   std::vector<uint32_t> nt_rules_start_;
 
   std::vector<uint8_t> nullable_;
-  std::vector<LexemeSet> first_;
 
   std::vector<uint32_t> pos_symbol_;
   std::vector<RuleId> pos_rule_;
@@ -234,7 +239,8 @@ class Grammar {
   std::vector<uint32_t> left_corners_start_;
   std::vector<uint32_t> predicted_;
   std::vector<uint32_t> predicted_start_;
-  std::vector<LexemeSet> predicted_lexemes_;
+  std::vector<LexemeId> predicted_lexemes_;
+  std::vector<uint32_t> predicted_lexemes_start_;
 };
 
 }  // namespace maskd

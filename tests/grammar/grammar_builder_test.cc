@@ -20,7 +20,7 @@ Symbol L(LexemeId t) { return Symbol::Lexeme(t); }
 // Names of the FIRST lexemes of a nonterminal, for readable expectations.
 std::vector<std::string> FirstNames(const Grammar& g, NonterminalId a) {
   std::vector<std::string> out;
-  g.first(a).ForEach([&](LexemeId t) { out.push_back(g.lexeme(t).name); });
+  g.First(a).ForEach([&](LexemeId t) { out.push_back(g.lexeme(t).name); });
   return out;
 }
 
