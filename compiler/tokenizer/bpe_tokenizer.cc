@@ -52,11 +52,12 @@ void BpeTokenizer::EncodeSection(std::string_view text, std::vector<TokenId>& ou
   std::deque<std::string> storage;
   data_.pre_tokenizer.Split(text, pieces, storage);
   std::vector<Symbol> symbols;
-  for (std::string_view piece : pieces) EncodePiece(piece, symbols, out);
+  const size_t section_start = out.size();
+  for (std::string_view piece : pieces) EncodePiece(piece, section_start, symbols, out);
 }
 
-void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<Symbol>& symbols,
-                               std::vector<TokenId>& out) const {
+void BpeTokenizer::EncodePiece(std::string_view piece, size_t section_start,
+                               std::vector<Symbol>& symbols, std::vector<TokenId>& out) const {
   if (data_.ignore_merges) {
     auto it = data_.piece_to_id.find(Av(piece));
     if (it != data_.piece_to_id.end()) {
@@ -84,12 +85,13 @@ void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<Symbol>& symb
     if (symbol.id != kUnknownSymbol) {
       out.push_back(symbol.id);
     } else {
-      EmitUnknown(piece.substr(symbol.begin, symbol.end - symbol.begin), out);
+      EmitUnknown(piece.substr(symbol.begin, symbol.end - symbol.begin), section_start, out);
     }
   }
 }
 
-void BpeTokenizer::EmitUnknown(std::string_view bytes, std::vector<TokenId>& out) const {
+void BpeTokenizer::EmitUnknown(std::string_view bytes, size_t section_start,
+                               std::vector<TokenId>& out) const {
   if (data_.byte_fallback) {
     bool all_known = true;
     for (char c : bytes) all_known &= data_.byte_tokens[static_cast<uint8_t>(c)] != kUnknownSymbol;
@@ -99,7 +101,9 @@ void BpeTokenizer::EmitUnknown(std::string_view bytes, std::vector<TokenId>& out
     }
   }
   if (!data_.unk.has_value()) return;  // Nothing to stand for it: dropped, as HF does.
-  if (data_.fuse_unk && !out.empty() && out.back() == *data_.unk) return;
+  // fuse_unk joins runs of unknowns within one section, never across an
+  // added token.
+  if (data_.fuse_unk && out.size() > section_start && out.back() == *data_.unk) return;
   out.push_back(*data_.unk);
 }
 

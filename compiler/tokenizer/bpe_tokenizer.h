@@ -68,9 +68,10 @@ class BpeTokenizer final : public Tokenizer {
 
  private:
   void EncodeSection(std::string_view text, std::vector<TokenId>& out) const;
-  void EncodePiece(std::string_view piece, std::vector<Symbol>& symbols,
+  // section_start: where the current section's ids begin in `out`.
+  void EncodePiece(std::string_view piece, size_t section_start, std::vector<Symbol>& symbols,
                    std::vector<TokenId>& out) const;
-  void EmitUnknown(std::string_view bytes, std::vector<TokenId>& out) const;
+  void EmitUnknown(std::string_view bytes, size_t section_start, std::vector<TokenId>& out) const;
 
   BpeTokenizerData data_;
   AddedTokenSplitter added_splitter_;
