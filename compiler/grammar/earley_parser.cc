@@ -1,6 +1,7 @@
 #include "compiler/grammar/earley_parser.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -351,6 +352,7 @@ bool EarleyParser::ScanAny(const LexemeSet& lexemes) {
 }
 
 void EarleyParser::Pop(size_t n) {
+  assert(n <= Depth());
   set_start_.resize(set_start_.size() - n);
   items_.resize(set_start_.back());
   accepting_.resize(set_start_.size() - 1);
@@ -359,6 +361,12 @@ void EarleyParser::Pop(size_t n) {
 size_t EarleyParser::ByteSizeEstimate() const {
   size_t bytes = sizeof(EarleyParser) + items_.capacity() * sizeof(Item) + accepting_.capacity();
   for (const LexemeSet& s : allowed_) bytes += sizeof(LexemeSet) + s.words().capacity() * 8;
+  for (const SetMemo& m : memo_) {
+    bytes += sizeof(SetMemo) + m.leo.capacity() * sizeof(LeoEntry) +
+             m.waiting.capacity() * sizeof(uint32_t) + m.groups.capacity() * sizeof(WaitingGroup);
+  }
+  bytes +=
+      memo_.capacity() > memo_.size() ? (memo_.capacity() - memo_.size()) * sizeof(SetMemo) : 0;
   bytes += (set_start_.capacity() + pos_stamp_.capacity() + pos_head_.capacity() +
             item_next_.capacity() + predicted_stamp_.capacity() + done_stamp_.capacity() +
             done_head_.capacity() + done_origin_.capacity() + done_next_.capacity()) *

@@ -174,6 +174,7 @@ TEST(EarleyParserTest, PushPopAndCloneRestoreState) {
       other = p;
       EXPECT_EQ(other.Allowed(), p.Allowed());
       EXPECT_EQ(other.Depth(), p.Depth());
+      EXPECT_GE(other.ByteSizeEstimate(), other.num_items() * 8);
     }
   }
 }
