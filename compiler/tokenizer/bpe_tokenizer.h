@@ -4,6 +4,7 @@
 #define MASKD_COMPILER_TOKENIZER_BPE_TOKENIZER_H_
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,7 +36,9 @@ struct BpeTokenizerData {
   // The model vocabulary keyed by piece text: raw bytes for byte-level
   // models (the byte map is a bijection), the vocabulary string itself for
   // SentencePiece-style ones (whose `<0xNN>` and `▁` forms may collide).
-  absl::flat_hash_map<std::string, TokenId> piece_to_id;
+  // Keys are views into piece_arena, heap-held so moves keep them valid.
+  std::unique_ptr<const std::string> piece_arena;
+  absl::flat_hash_map<absl::string_view, TokenId> piece_to_id;
   BpeMerger merger;
   // Byte-level: the token of each single byte. SentencePiece: the `<0xNN>`
   // byte-fallback token of each byte. kUnknownSymbol where there is none.

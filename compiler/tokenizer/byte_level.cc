@@ -39,19 +39,34 @@ std::optional<uint8_t> CodePointToByte(char32_t code_point) {
   return static_cast<uint8_t>(Map().to_byte[code_point]);
 }
 
-std::optional<std::string> DecodeByteLevel(std::string_view mapped) {
-  std::string bytes;
-  bytes.reserve(mapped.size());
+bool DecodeByteLevelInto(std::string_view mapped, std::string& out) {
+  out.clear();
   size_t pos = 0;
   while (pos < mapped.size()) {
+    // Every mapped code point is below U+0800: one or two UTF-8 bytes.
     const auto lead = static_cast<uint8_t>(mapped[pos]);
-    const std::optional<char32_t> cp =
-        lead < 0x80 ? std::optional<char32_t>(mapped[pos++]) : NextCodePoint(mapped, pos);
-    if (!cp.has_value()) return std::nullopt;
+    std::optional<char32_t> cp;
+    if (lead < 0x80) {
+      cp = lead;
+      ++pos;
+    } else if (lead >= 0xC2 && lead <= 0xDF && pos + 1 < mapped.size() &&
+               (static_cast<uint8_t>(mapped[pos + 1]) & 0xC0) == 0x80) {
+      cp = (char32_t{lead & 0x1Fu} << 6) | (static_cast<uint8_t>(mapped[pos + 1]) & 0x3Fu);
+      pos += 2;
+    } else {
+      cp = NextCodePoint(mapped, pos);
+    }
+    if (!cp.has_value()) return false;
     const std::optional<uint8_t> byte = CodePointToByte(*cp);
-    if (!byte.has_value()) return std::nullopt;
-    bytes.push_back(static_cast<char>(*byte));
+    if (!byte.has_value()) return false;
+    out.push_back(static_cast<char>(*byte));
   }
+  return true;
+}
+
+std::optional<std::string> DecodeByteLevel(std::string_view mapped) {
+  std::string bytes;
+  if (!DecodeByteLevelInto(mapped, bytes)) return std::nullopt;
   return bytes;
 }
 

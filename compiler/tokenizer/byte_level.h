@@ -19,6 +19,9 @@ std::optional<uint8_t> CodePointToByte(char32_t code_point);
 // Decodes a byte-level string (UTF-8 of mapped code points) into raw bytes.
 // nullopt when it holds a character outside the map or is not UTF-8.
 std::optional<std::string> DecodeByteLevel(std::string_view mapped);
+// The same into `out` (cleared first; its capacity is reused). False when
+// DecodeByteLevel would give nullopt.
+bool DecodeByteLevelInto(std::string_view mapped, std::string& out);
 // The byte-level (mapped) form of raw bytes, as tokenizer.json writes it.
 std::string EncodeByteLevel(std::string_view bytes);
 

@@ -344,6 +344,15 @@ absl::Status MergeParts(const element& entry, size_t index, std::string_view& le
                  absl::StrCat("model.merges[", index, "] is neither \"a b\" nor [\"a\", \"b\"]"));
 }
 
+// Where a model.vocab entry's key and bytes sit in the piece arena.
+struct VocabEntry {
+  TokenId id;
+  uint32_t key_offset;
+  uint32_t key_size;
+  uint32_t bytes_offset;
+  uint32_t bytes_size;
+};
+
 class Loader {
  public:
   Loader(std::string_view json, std::string_view config, const TokenizerOptions& options)
@@ -422,38 +431,58 @@ class Loader {
       return Invalid("tokenizer.json", "model.vocab is missing or not an object");
     }
     const bool byte_level = data_.kind == TokenizerKind::kByteLevelBpe;
-    data_.piece_to_id.reserve(vocab.size());
-    spelled_to_id_.reserve(vocab.size());
-    vocab_bytes_.reserve(vocab.size());
+    // Keys and bytes go to one arena first (no allocation per token); the
+    // map's views are taken once it stops growing.
+    std::string arena;
+    arena.reserve(json_.size() / 4);
+    vocab_entries_.reserve(vocab.size());
+    std::string scratch;
     for (auto [key, value] : vocab) {
-      absl::StatusOr<TokenId> id = ParseId(value, absl::StrCat("model.vocab[", Quote(key), "]"));
+      // The path is only spelled out on error: this loop runs per token.
+      absl::StatusOr<TokenId> id = ParseId(value, "");
+      if (!id.ok()) id = ParseId(value, absl::StrCat("model.vocab[", Quote(key), "]"));
       if (!id.ok()) return id.status();
-      std::string bytes;
+      VocabEntry entry{*id, static_cast<uint32_t>(arena.size()), 0, 0, 0};
       if (byte_level) {
-        std::optional<std::string> decoded = tokenizer_internal::DecodeByteLevel(key);
-        if (!decoded.has_value()) {
+        if (!tokenizer_internal::DecodeByteLevelInto(key, scratch)) {
           return Invalid("tokenizer.json",
                          absl::StrCat("model.vocab[", Quote(key), "] (id ", *id,
                                       ") has a character outside the GPT-2 byte-level alphabet, "
                                       "so its bytes are unknown"));
         }
-        bytes = std::move(*decoded);
+        arena.append(scratch);
+        entry.key_size = static_cast<uint32_t>(scratch.size());
+        entry.bytes_offset = entry.key_offset;
+        entry.bytes_size = entry.key_size;
       } else {
-        bytes = SentencePieceBytes(key);
+        arena.append(key);
+        entry.key_size = static_cast<uint32_t>(key.size());
+        const std::string bytes = SentencePieceBytes(key);
+        entry.bytes_offset = static_cast<uint32_t>(arena.size());
+        entry.bytes_size = static_cast<uint32_t>(bytes.size());
+        arena.append(bytes);
       }
-      auto [it, inserted] =
-          data_.piece_to_id.try_emplace(byte_level ? bytes : std::string(key), *id);
-      if (!inserted) {
-        return Invalid("tokenizer.json",
-                       absl::StrCat("model.vocab: token ", Quote(key), " is listed twice (ids ",
-                                    it->second, " and ", *id, ")"));
-      }
-      vocab_bytes_.emplace_back(*id, std::move(bytes));
-      spelled_to_id_.emplace(Av(key), *id);
+      vocab_entries_.push_back(entry);
       max_id_ = std::max<int64_t>(max_id_, *id);
     }
-    if (vocab_bytes_.empty()) return Invalid("tokenizer.json", "model.vocab is empty");
+    if (vocab_entries_.empty()) return Invalid("tokenizer.json", "model.vocab is empty");
+    data_.piece_arena = std::make_unique<const std::string>(std::move(arena));
+    const absl::string_view pieces = *data_.piece_arena;
+    data_.piece_to_id.reserve(vocab_entries_.size());
+    for (const VocabEntry& entry : vocab_entries_) {
+      auto [it, inserted] =
+          data_.piece_to_id.try_emplace(pieces.substr(entry.key_offset, entry.key_size), entry.id);
+      if (!inserted) {
+        return Invalid("tokenizer.json",
+                       absl::StrCat("model.vocab: token ", Quote(std::string(it->first)),
+                                    " is listed twice (ids ", it->second, " and ", entry.id, ")"));
+      }
+    }
     return absl::OkStatus();
+  }
+
+  std::string_view EntryBytes(const VocabEntry& entry) const {
+    return std::string_view(*data_.piece_arena).substr(entry.bytes_offset, entry.bytes_size);
   }
 
   absl::Status ParseAddedTokens(const object& root) {
@@ -500,8 +529,9 @@ class Loader {
   absl::Status BuildTokenTable() {
     const size_t size = static_cast<size_t>(max_id_ + 1);
     std::vector<std::optional<std::string_view>> bytes(size);
-    std::vector<std::string_view> names(size);
-    for (const auto& [id, token_bytes] : vocab_bytes_) {
+    for (const VocabEntry& entry : vocab_entries_) {
+      const TokenId id = entry.id;
+      const std::string_view token_bytes = EntryBytes(entry);
       if (bytes[id].has_value()) {
         return Invalid("tokenizer.json",
                        absl::StrCat("model.vocab: duplicate id ", id, " (tokens ",
@@ -536,11 +566,20 @@ class Loader {
     return absl::OkStatus();
   }
 
-  // A vocabulary entry by its tokenizer.json spelling. Returns nullopt for
-  // unknown spellings.
-  std::optional<TokenId> LookupVocab(std::string_view spelled) const {
-    auto it = spelled_to_id_.find(Av(spelled));
-    if (it == spelled_to_id_.end()) return std::nullopt;
+  // A vocabulary entry by its tokenizer.json spelling; `key` receives its
+  // piece-space key (the bytes, for byte-level). nullopt when unknown.
+  std::optional<TokenId> LookupVocab(std::string_view spelled, std::string& key) const {
+    if (data_.kind == TokenizerKind::kByteLevelBpe) {
+      if (!tokenizer_internal::DecodeByteLevelInto(spelled, key)) return std::nullopt;
+    } else {
+      key.assign(spelled);
+    }
+    return LookupPiece(key);
+  }
+
+  std::optional<TokenId> LookupPiece(std::string_view key) const {
+    auto it = data_.piece_to_id.find(Av(key));
+    if (it == data_.piece_to_id.end()) return std::nullopt;
     return it->second;
   }
 
@@ -552,24 +591,26 @@ class Loader {
       return Invalid("tokenizer.json", "model.merges is not an array");
     }
     data_.merger.Reserve(merges.size());
-    std::string merged_key;
+    std::string left_key, right_key, merged_key;
     uint32_t rank = 0;
     for (element entry : merges) {
       std::string_view left, right;
       if (absl::Status s = MergeParts(entry, rank, left, right); !s.ok()) return s;
-      const std::optional<TokenId> left_id = LookupVocab(left);
-      const std::optional<TokenId> right_id = LookupVocab(right);
+      const std::optional<TokenId> left_id = LookupVocab(left, left_key);
+      const std::optional<TokenId> right_id = LookupVocab(right, right_key);
       if (!left_id.has_value() || !right_id.has_value()) {
-        return Invalid("tokenizer.json",
-                       absl::StrCat("model.merges[", rank, "] references unknown token ",
-                                    Quote(left_id.has_value() ? right : left), " (not in model.vocab)"));
+        return Invalid(
+            "tokenizer.json",
+            absl::StrCat("model.merges[", rank, "] references unknown token ",
+                         Quote(left_id.has_value() ? right : left), " (not in model.vocab)"));
       }
-      merged_key.assign(left);
-      merged_key.append(right);
-      const std::optional<TokenId> merged = LookupVocab(merged_key);
+      merged_key.assign(left_key);
+      merged_key.append(right_key);
+      const std::optional<TokenId> merged = LookupPiece(merged_key);
       if (!merged.has_value()) {
         return Invalid("tokenizer.json",
-                       absl::StrCat("model.merges[", rank, "] produces ", Quote(merged_key),
+                       absl::StrCat("model.merges[", rank, "] produces ",
+                                    Quote(absl::StrCat(Av(left), Av(right))),
                                     ", which is not in model.vocab (unknown token)"));
       }
       data_.merger.Add(*left_id, *right_id, rank, *merged);
@@ -599,7 +640,8 @@ class Loader {
       if (unk->get(spelled) != simdjson::SUCCESS) {
         return Invalid("tokenizer.json", "model.unk_token is not a string");
       }
-      data_.unk = LookupVocab(spelled);
+      std::string key;
+      data_.unk = LookupVocab(spelled, key);
     }
     data_.byte_tokens.fill(kUnknownSymbol);
     for (int b = 0; b < 256; ++b) {
@@ -677,9 +719,7 @@ class Loader {
   const TokenizerOptions& options_;
   object model_;
   BpeTokenizerData data_;
-  std::vector<std::pair<TokenId, std::string>> vocab_bytes_;
-  // Vocabulary spellings (views into the parsed document) -> id, for merges.
-  absl::flat_hash_map<absl::string_view, TokenId> spelled_to_id_;
+  std::vector<VocabEntry> vocab_entries_;
   int64_t max_id_ = -1;
 };
 
