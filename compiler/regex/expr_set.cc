@@ -209,8 +209,14 @@ ExprId ExprSet::Concat(ExprId a, ExprId b) {
   if (a == kEpsilon) return b;
   if (b == kEpsilon) return a;
   if (kind(a) == ExprKind::kConcat) {
-    ExprId l = Args(a)[0], r = Args(a)[1];
-    return Concat(l, Concat(r, b));
+    // Re-associate iteratively: a long left chain (a derivative of a long
+    // literal) must not cost stack depth.
+    std::vector<ExprId> items;
+    for (; kind(a) == ExprKind::kConcat; a = Args(a)[1]) items.push_back(Args(a)[0]);
+    items.push_back(a);
+    ExprId acc = b;
+    for (size_t i = items.size(); i-- > 0;) acc = Concat(items[i], acc);
+    return acc;
   }
   uint8_t flags = ((nodes_[a].flags & nodes_[b].flags) & kNullableFlag) |
                   ((nodes_[a].flags | nodes_[b].flags) & kBooleanFlag);

@@ -144,6 +144,17 @@ TEST(ExprSetTest, BoundedRepeatIsSymbolic) {
   EXPECT_FALSE(pool.Matches(e, "aB"));
 }
 
+// A long literal under a repetition: its derivative re-associates a long
+// Concat chain, which must not recurse once per byte.
+TEST(ExprSetTest, LongLiteralUnderRepeatDoesNotRecursePerByte) {
+  ExprSet pool;
+  std::string lit;
+  for (int i = 0; i < 50000; ++i) lit += static_cast<char>('a' + i % 7);
+  ExprId e = pool.Repeat(pool.Literal(lit), 1, ExprSet::kUnbounded);
+  EXPECT_TRUE(pool.Matches(e, lit + lit));
+  EXPECT_FALSE(pool.Matches(e, lit + lit.substr(1)));
+}
+
 TEST(ExprSetTest, RandomExpressionsMatchNaiveSemantics) {
   const std::vector<std::string> strings = AllStrings("abcz", 4);
   for (uint32_t seed = 0; seed < 300; ++seed) {
