@@ -64,7 +64,7 @@ class Quoter {
           if (!set.Contains(static_cast<uint8_t>(b))) continue;
           std::string escape = EscapeOf(static_cast<uint8_t>(b));
           if (escape.empty()) {
-            plain.Insert(static_cast<uint8_t>(b));
+            plain.Add(static_cast<uint8_t>(b));
           } else {
             alternatives.push_back(pool_.Literal(escape));
           }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "compiler/json_schema/decimal.h"
 
 namespace maskd::json_schema {
@@ -46,6 +47,9 @@ class JsonValue {
   std::vector<JsonValue> items_;
   std::vector<std::pair<std::string, JsonValue>> members_;
 };
+
+// Parses JSON text into a JsonValue (InvalidArgument if malformed).
+absl::StatusOr<JsonValue> ParseJsonValue(std::string_view text);
 
 // Appends `s` as a JSON string literal (quotes, escapes for '"', '\\' and
 // control characters; other bytes, UTF-8 included, unchanged).

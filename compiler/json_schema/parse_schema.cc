@@ -93,6 +93,23 @@ const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
   return *table;
 }
 
+// The draft that introduced a keyword: in a schema that declares an older
+// draft it is an unknown keyword (validators of that draft ignore it, and
+// MaskBench's verdicts follow the declared draft).
+Draft IntroducedIn(std::string_view k) {
+  if (k == "const" || k == "contains" || k == "propertyNames") return Draft::kDraft6;
+  if (k == "if" || k == "then" || k == "else") return Draft::kDraft7;
+  if (k == "dependentRequired" || k == "dependentSchemas" || k == "minContains" ||
+      k == "maxContains" || k == "$anchor" || k == "$recursiveAnchor" || k == "$recursiveRef" ||
+      k == "unevaluatedProperties" || k == "unevaluatedItems") {
+    return Draft::kDraft2019_09;
+  }
+  if (k == "prefixItems" || k == "$dynamicRef" || k == "$dynamicAnchor") {
+    return Draft::kDraft2020_12;
+  }
+  return Draft::kDraft4;
+}
+
 // Keywords whose value is a map from names to schemas / a list of schemas /
 // one schema: where $id and $anchor may sit.
 bool IsSchemaMapKeyword(std::string_view k) {
@@ -517,7 +534,7 @@ absl::Status Parser::Fill(const Pending& p) {
 absl::Status Parser::Keyword(std::string_view key, element v, const std::string& ptr,
                              SchemaNode* node) {
   auto table_entry = KeywordTable().find(key);
-  if (table_entry == KeywordTable().end()) {
+  if (table_entry == KeywordTable().end() || IntroducedIn(key) > schema_.draft) {
     if (key == "id" && schema_.draft == Draft::kDraft4) return absl::OkStatus();
     if (options_.strict_keywords) {
       return absl::InvalidArgumentError(
@@ -790,6 +807,17 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
 }
 
 }  // namespace
+
+absl::StatusOr<JsonValue> ParseJsonValue(std::string_view text) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(text);
+  element root;
+  if (auto error = parser.parse(padded).get(root); error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not valid JSON: ", simdjson::error_message(error)));
+  }
+  return ToJsonValue(root);
+}
 
 absl::StatusOr<Schema> ParseSchema(std::string_view text, const ParseOptions& options) {
   Parser parser(options);

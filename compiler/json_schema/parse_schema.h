@@ -18,6 +18,8 @@
 //    ignoring them would admit invalid instances;
 //  * unknown: an error in strict mode, otherwise ignored and listed in
 //    Schema::ignored_keywords (extensions such as x-*, typos, draft-3 words).
+//    A keyword newer than the declared draft counts as unknown (e.g. `if` or
+//    `const` in a draft-04 schema), as validators of that draft ignore it.
 // Every error is InvalidArgument (or Unimplemented for unsupported features)
 // and names a JSON pointer into the schema, e.g.
 //   unsupported keyword "unevaluatedProperties" at /properties/a

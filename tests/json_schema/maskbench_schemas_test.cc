@@ -13,6 +13,7 @@
 #include "compiler/json_schema/parse_schema.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
+#include "tests/json_schema/reference_validator.h"
 
 namespace maskd::json_schema {
 namespace {
@@ -71,6 +72,7 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
   ASSERT_GT(lines.size(), 7000u);
   simdjson::dom::parser outer;
   int ok = 0, strict_ok = 0;
+  int instances = 0, valid_rejected = 0, invalid_accepted = 0;
   std::map<std::string, int> histogram;
   std::map<std::string, int> ignored;
   for (const std::string& line : lines) {
@@ -87,6 +89,22 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
       EXPECT_LT(static_cast<size_t>(schema->root), schema->nodes.size());
       for (const IgnoredKeyword& k : schema->ignored_keywords) ++ignored[k.keyword];
       if (ParseSchema(text, ParseOptions::Strict()).ok()) ++strict_ok;
+      // The normalized form must give MaskBench's verdicts.
+      simdjson::dom::array tests;
+      if (doc["tests"].get(tests) != simdjson::SUCCESS) continue;
+      for (simdjson::dom::element test : tests) {
+        bool expected = bool(test["valid"]);
+        absl::StatusOr<JsonValue> data = ParseJsonValue(simdjson::minify(test["data"]));
+        ASSERT_TRUE(data.ok()) << name;
+        bool got = ReferenceValidate(*schema, schema->root, *data);
+        ++instances;
+        if (got == expected) continue;
+        ++(expected ? valid_rejected : invalid_accepted);
+        if (expected || invalid_accepted <= 5 || std::getenv("MASKD_PRINT_ALL")) {
+          std::cout << "verdict mismatch " << name << ": expected " << expected << " for "
+                    << data->ToJson().substr(0, 300) << "\n";
+        }
+      }
       continue;
     }
     const absl::StatusCode code = schema.status().code();
@@ -114,6 +132,12 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
     std::cout << " " << top_ignored[i].second << "=" << top_ignored[i].first;
   }
   std::cout << "\n";
+  std::cout << "test instances: " << instances
+            << "; valid rejected by the normalized schema: " << valid_rejected
+            << "; invalid accepted: " << invalid_accepted
+            << " (formats are not checked by the reference validator)\n";
+  // A valid instance rejected means normalization narrowed the schema.
+  EXPECT_LT(valid_rejected, instances / 200);
   // Regression guard: almost all real-world schemas are understood.
   EXPECT_GT(ok, static_cast<int>(lines.size() * 0.95));
 }

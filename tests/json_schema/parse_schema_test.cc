@@ -155,6 +155,18 @@ TEST(ParseSchemaTest, RefSiblingsDependOnDraft) {
   EXPECT_EQ(Prop(d2020, Root(d2020), "p").types, kStringType);
 }
 
+TEST(ParseSchemaTest, KeywordsNewerThanTheDeclaredDraftAreUnknown) {
+  Schema d4 = Parse(R"({"$schema": "http://json-schema.org/draft-04/schema#",
+      "type": "string", "if": {"minLength": 2}, "then": {"maxLength": 1}, "const": "x"})");
+  EXPECT_EQ(Root(d4).if_schema, kNoNode);
+  EXPECT_FALSE(Root(d4).enum_values);
+  EXPECT_EQ(d4.ignored_keywords.size(), 3u);
+  Schema d7 = Parse(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+      "type": "string", "if": {"minLength": 2}, "then": {"maxLength": 5}, "const": "x"})");
+  EXPECT_NE(Root(d7).if_schema, kNoNode);
+  EXPECT_TRUE(Root(d7).enum_values);
+}
+
 TEST(ParseSchemaTest, NumericBoundSpellings) {
   Schema d4 = Parse(R"({"$schema": "http://json-schema.org/draft-04/schema#",
       "minimum": 1, "exclusiveMinimum": true, "maximum": 10.5, "exclusiveMaximum": false,

@@ -1,0 +1,498 @@
+#include "compiler/json_schema/lower.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/json_schema/json_string.h"
+#include "compiler/json_schema/numeric_regex.h"
+#include "compiler/regex/ecma_regex.h"
+
+namespace maskd::json_schema {
+namespace {
+
+using regex::ExprId;
+using regex::ExprSet;
+
+std::string At(const SchemaNode& node) {
+  return node.pointer.empty() ? " at the root" : absl::StrCat(" at ", node.pointer);
+}
+
+absl::Status Unsupported(std::string_view what, const SchemaNode& node) {
+  return absl::UnimplementedError(std::string(what) + At(node));
+}
+
+// Whether the node constrains instances by anything but its combinators.
+bool HasOwnConstraints(const SchemaNode& n) {
+  return n.types != kAllTypes || n.enum_values || n.min_length > 0 || n.max_length ||
+         !n.patterns.empty() || n.format || n.minimum || n.maximum || !n.multiple_of.empty() ||
+         !n.prefix_items.empty() || n.items != kTrueNode || n.min_items > 0 || n.max_items ||
+         n.unique_items || !n.properties.empty() || !n.required.empty() ||
+         !n.pattern_properties.empty() || n.additional_properties != kTrueNode ||
+         n.property_names != kTrueNode || n.min_properties > 0 || n.max_properties;
+}
+
+class Lowering {
+ public:
+  Lowering(const Schema& schema, const LowerOptions& options)
+      : schema_(schema), options_(options), pool_(*ir_.pool), builder_(ir_.builder) {
+    const ExprId ws_byte = pool_.Or(
+        std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
+    switch (options_.whitespace) {
+      case Whitespace::kCompact:
+        ws_ = ExprSet::kEpsilon;
+        break;
+      case Whitespace::kFlexible:
+        ws_ = pool_.Star(ws_byte);
+        break;
+      case Whitespace::kBounded:
+        ws_ = pool_.Repeat(ws_byte, 0, options_.max_whitespace_run);
+        break;
+    }
+    leading_ws_ = pool_.NonEmpty(ws_);
+    nothing_ = builder_.FreshNonterminal("nothing");
+    // nothing ::= nothing: never productive, so trimming removes every rule
+    // that needs it. Lowering uses it for schemas no instance matches.
+    builder_.AddRule(nothing_, {Symbol::Nonterminal(nothing_)});
+  }
+
+  absl::StatusOr<GrammarIr> Run() {
+    const SchemaNode& root = schema_.node(schema_.root);
+    if (root.types == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("the schema matches nothing",
+                                                     root.unsatisfiable.empty() ? "" : ": ",
+                                                     root.unsatisfiable));
+    }
+    const NonterminalId start = builder_.FreshNonterminal("start");
+    const Symbol value = Symbol::Nonterminal(Value(schema_.root));
+    builder_.AddRule(start, {value});
+    if (leading_ws_ != ExprSet::kNothing) {
+      // Whitespace before the value: every other gap is the trailing part of
+      // the token before it.
+      builder_.AddRule(start, {Symbol::Lexeme(builder_.AddLexeme("ws", leading_ws_)), value});
+    }
+    builder_.SetStart(start);
+    while (!pending_.empty()) {
+      auto [id, nt] = pending_.front();
+      pending_.pop_front();
+      if (absl::Status s = DefineValue(id, nt); !s.ok()) return s;
+      if (builder_.num_nonterminals() > options_.max_nonterminals) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the schema needs more than ", options_.max_nonterminals, " grammar symbols"));
+      }
+    }
+    return std::move(ir_);
+  }
+
+ private:
+  // The nonterminal for "a JSON value matching node `id`", defined later from
+  // the work list so recursive schemas and deep nesting need no C++ recursion.
+  NonterminalId Value(NodeId id) {
+    if (auto it = value_nts_.find(id); it != value_nts_.end()) return it->second;
+    const NonterminalId nt =
+        id == kFalseNode
+            ? nothing_
+            : builder_.FreshNonterminal(absl::StrCat("value", schema_.node(id).pointer));
+    value_nts_[id] = nt;
+    if (id != kFalseNode) pending_.push_back({id, nt});
+    return nt;
+  }
+
+  // A lexeme for token `token` followed by the allowed whitespace; `nothing_`
+  // when no byte string matches it.
+  absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false) {
+    const ExprId regex = pool_.Concat(token, ws_);
+    absl::StatusOr<bool> empty = pool_.IsEmpty(regex);
+    if (!empty.ok()) return empty.status();
+    if (*empty) return Symbol::Nonterminal(nothing_);
+    LexemeFlags flags;
+    flags.literal = literal;
+    return Symbol::Lexeme(builder_.AddLexeme(name, regex, flags));
+  }
+  Symbol Literal(std::string_view text) {
+    // Literals are never empty: Token cannot fail on them.
+    return *Token(pool_.Literal(text), text, /*literal=*/true);
+  }
+  absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
+    absl::StatusOr<ExprId> re =
+        regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kFullMatch);
+    if (!re.ok()) return re.status();
+    return Token(*re, name);
+  }
+  void Rule(NonterminalId lhs, std::vector<Symbol> rhs) { builder_.AddRule(lhs, std::move(rhs)); }
+
+  absl::Status DefineValue(NodeId id, NonterminalId nt) {
+    const SchemaNode& node = schema_.node(id);
+    if (node.types == 0) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    if (!node.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", node);
+    if (node.not_schema != kNoNode) return Unsupported("\"not\"", node);
+    if (node.if_schema != kNoNode) return Unsupported("if/then/else", node);
+    if (node.contains != kNoNode) return Unsupported("\"contains\"", node);
+    if (!node.dependent_required.empty()) return Unsupported("\"dependentRequired\"", node);
+    if (!node.one_of.empty() && !node.one_of_disjoint) {
+      return Unsupported("oneOf whose branches may overlap", node);
+    }
+    if (!node.any_of.empty() || !node.one_of.empty()) {
+      if (!node.any_of.empty() && !node.one_of.empty()) {
+        return Unsupported("anyOf beside oneOf", node);
+      }
+      if (HasOwnConstraints(node)) return Unsupported("anyOf/oneOf beside other constraints", node);
+      for (NodeId branch : node.any_of.empty() ? node.one_of : node.any_of) {
+        Rule(nt, {Symbol::Nonterminal(Value(branch))});
+      }
+      return absl::OkStatus();
+    }
+    if (node.enum_values) {
+      for (const JsonValue& v : *node.enum_values) {
+        absl::StatusOr<std::vector<Symbol>> rhs = Const(v, node);
+        if (!rhs.ok()) return rhs.status();
+        Rule(nt, *std::move(rhs));
+      }
+      return absl::OkStatus();
+    }
+    if (node.types & kNullType) Rule(nt, {Literal("null")});
+    if (node.types & kBooleanType) {
+      Rule(nt, {Literal("true")});
+      Rule(nt, {Literal("false")});
+    }
+    if (node.types & kNumberTypes) {
+      absl::StatusOr<Symbol> number = Number(node);
+      if (!number.ok()) return number.status();
+      Rule(nt, {*number});
+    }
+    if (node.types & kStringType) {
+      absl::StatusOr<ExprId> decoded = StringLanguage(node);
+      if (!decoded.ok()) return decoded.status();
+      absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "string" + node.pointer);
+      if (!string.ok()) return string.status();
+      Rule(nt, {*string});
+    }
+    if (node.types & kArrayType) {
+      if (absl::Status s = Array(node, nt); !s.ok()) return s;
+    }
+    if (node.types & kObjectType) {
+      if (absl::Status s = Object(node, nt); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // A const/enum value, token by token. Numbers admit every spelling of the
+  // value (JSON Schema compares numbers by value: 1, 1.0 and 1e0 are equal).
+  absl::StatusOr<std::vector<Symbol>> Const(const JsonValue& v, const SchemaNode& node) {
+    switch (v.kind()) {
+      case JsonValue::Kind::kNull:
+        return std::vector<Symbol>{Literal("null")};
+      case JsonValue::Kind::kBoolean:
+        return std::vector<Symbol>{Literal(v.boolean() ? "true" : "false")};
+      case JsonValue::Kind::kString:
+        return std::vector<Symbol>{Literal(JsonQuoteLiteral(v.string()))};
+      case JsonValue::Kind::kNumber: {
+        NumericBound bound{v.number(), false};
+        absl::StatusOr<std::string> re = NumberRangeRegex(bound, bound);
+        if (!re.ok()) return re.status();
+        absl::StatusOr<Symbol> s = Pattern(*re, v.number().ToString());
+        if (!s.ok()) return s.status();
+        return std::vector<Symbol>{*s};
+      }
+      case JsonValue::Kind::kArray: {
+        std::vector<Symbol> out = {Literal("[")};
+        for (size_t i = 0; i < v.items().size(); ++i) {
+          if (i > 0) out.push_back(Literal(","));
+          absl::StatusOr<std::vector<Symbol>> item = Const(v.items()[i], node);
+          if (!item.ok()) return item.status();
+          out.insert(out.end(), item->begin(), item->end());
+        }
+        out.push_back(Literal("]"));
+        return out;
+      }
+      case JsonValue::Kind::kObject: {
+        std::vector<Symbol> out = {Literal("{")};
+        for (size_t i = 0; i < v.members().size(); ++i) {
+          if (i > 0) out.push_back(Literal(","));
+          out.push_back(Key(v.members()[i].first));
+          absl::StatusOr<std::vector<Symbol>> member = Const(v.members()[i].second, node);
+          if (!member.ok()) return member.status();
+          out.insert(out.end(), member->begin(), member->end());
+        }
+        out.push_back(Literal("}"));
+        return out;
+      }
+    }
+    return Unsupported("an enum value of unknown kind", node);
+  }
+
+  absl::StatusOr<Symbol> Number(const SchemaNode& node) {
+    const bool integers_only = !(node.types & kFractionType);
+    if (!(node.types & kIntegerType)) return Unsupported("numbers that must not be integers", node);
+    absl::StatusOr<std::string> re;
+    if (node.multiple_of.empty()) {
+      re = integers_only ? IntegerRangeRegex(node.minimum, node.maximum)
+                         : NumberRangeRegex(node.minimum, node.maximum);
+    } else if (node.multiple_of.size() == 1 && integers_only) {
+      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
+    } else {
+      return Unsupported(integers_only ? "several multipleOf" : "multipleOf on numbers", node);
+    }
+    if (!re.ok())
+      return absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node)));
+    return Pattern(*re, (integers_only ? "integer" : "number") + node.pointer);
+  }
+
+  // The decoded strings a node's string constraints admit.
+  absl::StatusOr<ExprId> StringLanguage(const SchemaNode& node) {
+    ExprId e = pool_.AnyUtf8String();
+    if (node.min_length > options_.max_string_min_length) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("minLength ", node.min_length, " is too long to generate", At(node)));
+    }
+    auto cap = [](uint64_t n) {
+      return n >= ExprSet::kUnbounded ? ExprSet::kUnbounded : static_cast<uint32_t>(n);
+    };
+    if (node.min_length > 0 || node.max_length) {
+      e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), cap(node.min_length),
+                                    node.max_length ? cap(*node.max_length) : ExprSet::kUnbounded));
+    }
+    for (const std::string& pattern : node.patterns) {
+      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      if (!re.ok()) {
+        return absl::Status(re.status().code(),
+                            absl::StrCat("pattern", At(node), ": ", re.status().message()));
+      }
+      e = pool_.And(e, *re);
+    }
+    if (node.format) {
+      absl::StatusOr<FormatLanguage> format = FormatPattern(*node.format);
+      if (format.ok()) {
+        absl::StatusOr<ExprId> re =
+            regex::ParseEcmaRegex(format->pattern, &pool_, regex::MatchMode::kFullMatch);
+        if (!re.ok()) return re.status();
+        e = pool_.And(e, *re);
+        if (format->max_length) {
+          e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
+        }
+      } else if (options_.strict_formats) {
+        return absl::UnimplementedError(absl::StrCat(format.status().message(), At(node)));
+      }
+    }
+    return e;
+  }
+
+  ExprId QuotedString(ExprId decoded) {
+    const ExprId quote = pool_.Byte('"');
+    return pool_.Concat(std::vector<ExprId>{quote, JsonQuote(pool_, decoded), quote});
+  }
+
+  // `"key"` + whitespace + `:` for a declared key.
+  Symbol Key(const std::string& key) {
+    const ExprId token = pool_.Concat(
+        std::vector<ExprId>{pool_.Literal(JsonQuoteLiteral(key)), ws_, pool_.Byte(':')});
+    return *Token(token, JsonQuoteLiteral(key) + ":", false);
+  }
+
+  absl::Status Array(const SchemaNode& node, NonterminalId nt) {
+    if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
+      return Unsupported("uniqueItems", node);
+    }
+    const uint64_t p = node.prefix_items.size();
+    const uint64_t m = node.min_items;
+    const uint64_t k = std::max<uint64_t>(p, m);
+    auto item = [&](uint64_t i) {
+      return Symbol::Nonterminal(Value(i < p ? node.prefix_items[i] : node.items));
+    };
+    // after[i] = the rest of the array once i items are written: "]" when i
+    // is enough, or "," and item i. Without maxItems the last state loops.
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    if (last > options_.max_nonterminals) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("array bounds need ", last, " grammar states", At(node)));
+    }
+    std::vector<NonterminalId> after(last + 1);
+    for (uint64_t i = 1; i <= last; ++i) after[i] = builder_.FreshNonterminal("items");
+    for (uint64_t i = 1; i <= last; ++i) {
+      if (i >= m) Rule(after[i], {Literal("]")});
+      if (!node.max_items || i < *node.max_items) {
+        const NonterminalId next = i == last ? after[i] : after[i + 1];
+        Rule(after[i], {Literal(","), item(i), Symbol::Nonterminal(next)});
+      }
+    }
+    if (m == 0) Rule(nt, {Literal("["), Literal("]")});
+    if (!node.max_items || *node.max_items >= 1) {
+      Rule(nt, {Literal("["), item(0), Symbol::Nonterminal(after[1])});
+    }
+    return absl::OkStatus();
+  }
+
+  // Keys (decoded) that propertyNames admits; AnyUtf8String when unconstrained.
+  absl::StatusOr<ExprId> PropertyNames(const SchemaNode& node) {
+    if (node.property_names == kTrueNode) return pool_.AnyUtf8String();
+    const SchemaNode& names = schema_.node(node.property_names);
+    if (!(names.types & kStringType)) return ExprSet::kNothing;
+    if (!names.any_of.empty() || !names.one_of.empty() || !names.all_of.empty() ||
+        names.not_schema != kNoNode || names.if_schema != kNoNode) {
+      return Unsupported("propertyNames with combinators", names);
+    }
+    if (names.enum_values) {
+      std::vector<ExprId> keys;
+      for (const JsonValue& v : *names.enum_values) {
+        if (v.kind() == JsonValue::Kind::kString) keys.push_back(pool_.Literal(v.string()));
+      }
+      return pool_.Or(keys);
+    }
+    return StringLanguage(names);
+  }
+
+  absl::Status Object(const SchemaNode& node, NonterminalId nt) {
+    absl::StatusOr<ExprId> names = PropertyNames(node);
+    if (!names.ok()) return names.status();
+    // Declared keys: properties in schema order, then required keys that are
+    // not properties (their value follows patternProperties or
+    // additionalProperties).
+    struct Declared {
+      std::string key;
+      NodeId value;
+      bool required;
+    };
+    std::vector<Declared> declared;
+    std::vector<ExprId> declared_literals;
+    for (const auto& [key, value] : node.properties) {
+      declared.push_back({key, value, node.IsRequired(key)});
+    }
+    std::vector<ExprId> patterns;
+    for (const auto& [pattern, value] : node.pattern_properties) {
+      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      if (!re.ok()) {
+        return absl::Status(re.status().code(), absl::StrCat("patternProperties", At(node), ": ",
+                                                             re.status().message()));
+      }
+      patterns.push_back(*re);
+    }
+    for (const std::string& key : node.required) {
+      if (node.PropertyNode(key) != kNoNode) continue;
+      NodeId value = node.additional_properties;
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        if (pool_.Matches(patterns[i], key)) value = node.pattern_properties[i].second;
+      }
+      declared.push_back({key, value, true});
+    }
+    for (Declared& d : declared) {
+      declared_literals.push_back(pool_.Literal(d.key));
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        if (pool_.Matches(patterns[i], d.key) && node.pattern_properties[i].second != kTrueNode &&
+            node.pattern_properties[i].second != d.value) {
+          return Unsupported("a property that also matches patternProperties", node);
+        }
+      }
+      if (!pool_.Matches(*names, d.key)) d.value = kFalseNode;
+    }
+    // Other keys: one class per pattern, then additionalProperties; the
+    // classes must not overlap (a key in two would need both schemas).
+    struct Extra {
+      Symbol key;
+      NodeId value;
+    };
+    std::vector<Extra> extras;
+    const ExprId not_declared = pool_.Not(pool_.Or(declared_literals));
+    const ExprId base = pool_.And(std::vector<ExprId>{pool_.AnyUtf8String(), not_declared, *names});
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        absl::StatusOr<bool> empty =
+            pool_.IsEmpty(pool_.And(std::vector<ExprId>{base, patterns[i], patterns[j]}));
+        if (!empty.ok()) return empty.status();
+        if (!*empty) return Unsupported("overlapping patternProperties", node);
+      }
+      absl::StatusOr<Symbol> key = KeyClass(pool_.And(base, patterns[i]), node);
+      if (!key.ok()) return key.status();
+      extras.push_back({*key, node.pattern_properties[i].second});
+    }
+    if (node.additional_properties != kFalseNode) {
+      std::vector<ExprId> parts = {base};
+      for (ExprId p : patterns) parts.push_back(pool_.Not(p));
+      absl::StatusOr<Symbol> key = KeyClass(pool_.And(parts), node);
+      if (!key.ok()) return key.status();
+      extras.push_back({*key, node.additional_properties});
+    }
+
+    // State (i, c): declared keys before i are settled, c members written
+    // (c counts up to the bound that matters; without min/maxProperties only
+    // "none yet" vs "some" matters, for the comma).
+    const bool counting = node.min_properties > 0 || node.max_properties;
+    const uint64_t cap = std::max<uint64_t>(
+        1, counting ? (node.max_properties ? *node.max_properties : node.min_properties) : 1);
+    const uint64_t n = declared.size();
+    if ((n + 1) * (cap + 1) > options_.max_nonterminals) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("object bounds need ", (n + 1) * (cap + 1), " grammar states", At(node)));
+    }
+    constexpr NonterminalId kUnset = ~NonterminalId{0};
+    std::vector<NonterminalId> states((n + 1) * (cap + 1), kUnset);
+    auto state = [&](uint64_t i, uint64_t c) {
+      NonterminalId& s = states[i * (cap + 1) + c];
+      if (s == kUnset) s = builder_.FreshNonterminal("members");
+      return Symbol::Nonterminal(s);
+    };
+    auto next_count = [&](uint64_t c) { return std::min(c + 1, cap); };
+    for (uint64_t c = 0; c <= cap; ++c) {
+      const bool room = !node.max_properties || c < *node.max_properties;
+      for (uint64_t i = 0; i <= n; ++i) {
+        const NonterminalId here = state(i, c).id();
+        std::vector<Symbol> comma;
+        if (c > 0) comma.push_back(Literal(","));
+        if (i == n && (!counting || c >= node.min_properties)) Rule(here, {Literal("}")});
+        if (i < n) {
+          if (room) {
+            std::vector<Symbol> rhs = comma;
+            rhs.push_back(Key(declared[i].key));
+            rhs.push_back(Symbol::Nonterminal(Value(declared[i].value)));
+            rhs.push_back(state(i + 1, next_count(c)));
+            Rule(here, std::move(rhs));
+          }
+          if (!declared[i].required) Rule(here, {state(i + 1, c)});
+        }
+        if (room) {
+          for (const Extra& extra : extras) {
+            std::vector<Symbol> rhs = comma;
+            rhs.push_back(extra.key);
+            rhs.push_back(Symbol::Nonterminal(Value(extra.value)));
+            rhs.push_back(state(i, next_count(c)));
+            Rule(here, std::move(rhs));
+          }
+        }
+      }
+    }
+    Rule(nt, {Literal("{"), state(0, 0)});
+    return absl::OkStatus();
+  }
+
+  // `"key"` + whitespace + `:` for every key of a decoded key language.
+  absl::StatusOr<Symbol> KeyClass(ExprId keys, const SchemaNode& node) {
+    const ExprId token =
+        pool_.Concat(std::vector<ExprId>{QuotedString(keys), ws_, pool_.Byte(':')});
+    return Token(token, "key" + node.pointer);
+  }
+
+  const Schema& schema_;
+  const LowerOptions& options_;
+  GrammarIr ir_;
+  ExprSet& pool_;
+  GrammarBuilder& builder_;
+  ExprId ws_ = ExprSet::kEpsilon;
+  ExprId leading_ws_ = ExprSet::kNothing;
+  NonterminalId nothing_ = 0;
+  absl::flat_hash_map<NodeId, NonterminalId> value_nts_;
+  std::deque<std::pair<NodeId, NonterminalId>> pending_;
+};
+
+}  // namespace
+
+absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options) {
+  return Lowering(schema, options).Run();
+}
+
+}  // namespace maskd::json_schema

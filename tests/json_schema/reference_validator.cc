@@ -1,0 +1,114 @@
+#include "tests/json_schema/reference_validator.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "compiler/json_schema/normalize.h"
+#include "re2/re2.h"
+
+namespace maskd::json_schema {
+namespace {
+
+const RE2* Regex(const std::string& pattern) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<RE2>>();
+  auto it = cache->find(pattern);
+  if (it == cache->end()) {
+    RE2::Options o;
+    o.set_log_errors(false);
+    auto re = std::make_unique<RE2>(pattern, o);
+    it = cache->emplace(pattern, re->ok() ? std::move(re) : nullptr).first;
+  }
+  return it->second.get();
+}
+
+bool Matches(const std::string& pattern, const std::string& s) {
+  const RE2* re = Regex(pattern);
+  return re == nullptr || RE2::PartialMatch(s, *re);  // Unknown: assume match.
+}
+
+bool Validate(const Schema& schema, NodeId id, const JsonValue& v, int depth);
+
+bool ValidateNode(const Schema& schema, const SchemaNode& n, const JsonValue& v, int depth) {
+  if (!ValueMatchesLocally(n, v)) return false;
+  auto ok = [&](NodeId child, const JsonValue& x) { return Validate(schema, child, x, depth + 1); };
+  if (v.kind() == JsonValue::Kind::kArray) {
+    const auto& items = v.items();
+    for (size_t i = 0; i < items.size(); ++i) {
+      NodeId s = i < n.prefix_items.size() ? n.prefix_items[i] : n.items;
+      if (!ok(s, items[i])) return false;
+    }
+    if (n.unique_items) {
+      std::set<std::string> seen;
+      for (const JsonValue& x : items) {
+        if (!seen.insert(x.CanonicalKey()).second) return false;
+      }
+    }
+    if (n.contains != kNoNode) {
+      uint64_t count = 0;
+      for (const JsonValue& x : items) count += ok(n.contains, x);
+      if (count < n.min_contains || (n.max_contains && count > *n.max_contains)) return false;
+    }
+  }
+  if (v.kind() == JsonValue::Kind::kObject) {
+    for (const auto& [key, value] : v.members()) {
+      bool matched = false;
+      NodeId p = n.PropertyNode(key);
+      if (p != kNoNode) {
+        matched = true;
+        if (!ok(p, value)) return false;
+      }
+      for (const auto& [pattern, s] : n.pattern_properties) {
+        if (Matches(pattern, key)) {
+          matched = true;
+          if (!ok(s, value)) return false;
+        }
+      }
+      if (!matched && !ok(n.additional_properties, value)) return false;
+      if (!ok(n.property_names, JsonValue::String(key))) return false;
+    }
+    for (const auto& [key, deps] : n.dependent_required) {
+      bool present = false;
+      for (const auto& m : v.members()) present = present || m.first == key;
+      if (!present) continue;
+      for (const std::string& d : deps) {
+        bool has = false;
+        for (const auto& m : v.members()) has = has || m.first == d;
+        if (!has) return false;
+      }
+    }
+  }
+  for (NodeId a : n.all_of) {
+    if (!ok(a, v)) return false;
+  }
+  if (!n.any_of.empty()) {
+    bool any = false;
+    for (NodeId a : n.any_of) any = any || ok(a, v);
+    if (!any) return false;
+  }
+  if (!n.one_of.empty()) {
+    int count = 0;
+    for (NodeId a : n.one_of) count += ok(a, v);
+    if (count != 1) return false;
+  }
+  if (n.not_schema != kNoNode && ok(n.not_schema, v)) return false;
+  if (n.if_schema != kNoNode) {
+    if (!(ok(n.if_schema, v) ? ok(n.then_schema, v) : ok(n.else_schema, v))) return false;
+  }
+  return true;
+}
+
+bool Validate(const Schema& schema, NodeId id, const JsonValue& v, int depth) {
+  if (id == kTrueNode) return true;
+  if (id == kFalseNode || depth > 200) return false;
+  return ValidateNode(schema, schema.node(id), v, depth);
+}
+
+}  // namespace
+
+bool ReferenceValidate(const Schema& schema, NodeId node, const JsonValue& value) {
+  return Validate(schema, node, value, 0);
+}
+
+}  // namespace maskd::json_schema
