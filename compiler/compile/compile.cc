@@ -5,12 +5,42 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
+#include "compiler/json_schema/lower.h"
+#include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/regex/ecma_regex.h"
 
 namespace maskd {
 namespace {
+
+absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options) {
+  json_schema::ParseOptions parse;
+  parse.strict_keywords = options.strict;
+  parse.closed_objects = options.additional_properties_default_false;
+  absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, parse);
+  if (!schema.ok()) return schema.status();
+  json_schema::LowerOptions lower;
+  switch (options.whitespace) {
+    case WhitespaceMode::kCompact:
+      lower.whitespace = json_schema::Whitespace::kCompact;
+      break;
+    case WhitespaceMode::kFlexible:
+      lower.whitespace = json_schema::Whitespace::kFlexible;
+      break;
+    case WhitespaceMode::kBounded:
+      lower.whitespace = json_schema::Whitespace::kBounded;
+      break;
+  }
+  lower.max_whitespace_run = options.max_whitespace_run;
+  lower.strict_formats = options.strict;
+  absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
+  if (!ir.ok()) return ir.status();
+  for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {
+    ir->ignored_keywords.push_back(k.keyword + " at " + (k.pointer.empty() ? "/" : k.pointer));
+  }
+  return ir;
+}
 
 absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions& options) {
   (void)options;
@@ -27,10 +57,9 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       return ir;
     }
     case SpecKind::kJsonSchema:
-      return absl::UnimplementedError(
-          "JSON Schema specs: the lowering to grammar IR has not landed yet");
+      return JsonSchemaIr(spec.text, options);
     case SpecKind::kBuiltinJson:
-      return absl::UnimplementedError("builtin JSON: the JSON grammar has not landed yet");
+      return JsonSchemaIr("true", options);
     case SpecKind::kEbnf:
       return absl::UnimplementedError("EBNF/GBNF/Lark grammars are not supported yet");
   }

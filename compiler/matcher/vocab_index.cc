@@ -10,13 +10,13 @@ namespace maskd {
 
 absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
     std::shared_ptr<const Tokenizer> tokenizer) {
-  // Weak references: the index lives as long as some compiled grammar holds it.
+  // Kept for the life of the process: a server has a handful of tokenizers,
+  // and rebuilding the trie (tens of ms for 128k tokens) on every compile
+  // would dominate compile time.
   static std::mutex mu;
-  static auto* cache = new absl::flat_hash_map<std::string, std::weak_ptr<const VocabIndex>>();
+  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const VocabIndex>>();
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache->find(tokenizer->id()); it != cache->end()) {
-    if (std::shared_ptr<const VocabIndex> index = it->second.lock()) return index;
-  }
+  if (auto it = cache->find(tokenizer->id()); it != cache->end()) return it->second;
   std::vector<TokenBytes> tokens;
   tokens.reserve(tokenizer->vocab_size());
   for (TokenId id = 0; id < tokenizer->vocab_size(); ++id) {

@@ -1,6 +1,6 @@
 // What every grammar compiled for one tokenizer shares: the trie of the tokens
 // a mask may allow (all but special ones), the EOS ids, the mask width. Built
-// once per tokenizer and kept while any grammar uses it.
+// once per tokenizer id and kept for the life of the process.
 #ifndef MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
 #define MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
 
@@ -17,7 +17,7 @@ namespace maskd {
 class VocabIndex {
  public:
   // The index for `tokenizer`, shared with every other caller asking for the
-  // same tokenizer id while it is alive.
+  // same tokenizer id.
   static absl::StatusOr<std::shared_ptr<const VocabIndex>> For(
       std::shared_ptr<const Tokenizer> tokenizer);
 

@@ -1,0 +1,154 @@
+#include "bench/maskbench/runner.h"
+
+#include <bit>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace maskd::maskbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t NanosSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+bool MaskAllows(const std::vector<uint32_t>& mask, TokenId token) {
+  return (mask[token / 32] >> (token % 32)) & 1;
+}
+
+size_t AllowedCount(const std::vector<uint32_t>& mask) {
+  size_t n = 0;
+  for (uint32_t w : mask) n += std::popcount(w);
+  return n;
+}
+
+// Outcome of teacher-forcing one instance.
+struct InstanceOutcome {
+  bool accepted = false;  // every token allowed and EOS allowed at the end
+  std::string where;      // first rejection, for the results file
+  bool engine_error = false;
+  bool timed_out = false;
+};
+
+InstanceOutcome ForceInstance(const Instance& instance, const std::vector<TokenId>& tokens,
+                              const std::shared_ptr<const CompiledGrammar>& grammar,
+                              const RunOptions& options, Clock::time_point schema_start,
+                              const std::atomic<bool>& cancelled, SchemaResult& result) {
+  InstanceOutcome out;
+  std::unique_ptr<Matcher> matcher = Matcher::Create(grammar);
+  std::vector<uint32_t> mask((grammar->tokenizer().vocab_size() + 31) / 32);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (cancelled.load(std::memory_order_relaxed) ||
+        Clock::now() - schema_start > options.time_limit) {
+      out.timed_out = true;
+      return out;
+    }
+    Clock::time_point start = Clock::now();
+    matcher->FillMask(mask);
+    bool allowed = MaskAllows(mask, tokens[i]);
+    bool consumed = allowed && matcher->AcceptToken(tokens[i]);
+    result.mask_ns.Add(NanosSince(start));
+    ++result.tokens;
+    if (AllowedCount(mask) == 1) ++result.forced_tokens;
+    if (allowed != consumed) {
+      out.engine_error = true;
+      out.where = absl::StrCat("token ", i, " (id ", tokens[i], ") in mask but not accepted");
+      return out;
+    }
+    if (!allowed) {
+      out.where =
+          absl::StrCat("token ", i, " (id ", tokens[i], ", ",
+                       std::string(grammar->tokenizer().token_bytes(tokens[i])), ") not allowed");
+      return out;
+    }
+  }
+  out.accepted = matcher->CanStop();
+  if (!out.accepted) out.where = "EOS not allowed at the end";
+  // EOS must be in the mask exactly when the matcher can stop.
+  matcher->FillMask(mask);
+  for (TokenId eos : grammar->tokenizer().eos_ids()) {
+    if (MaskAllows(mask, eos) != out.accepted) {
+      out.engine_error = true;
+      out.where = "EOS bit disagrees with CanStop()";
+    }
+  }
+  (void)instance;
+  return out;
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kCompileError:
+      return "compile_error";
+    case Verdict::kValidationError:
+      return "validation_error";
+    case Verdict::kInvalidationError:
+      return "invalidation_error";
+    case Verdict::kEngineError:
+      return "engine_error";
+    case Verdict::kTimeout:
+      return "timeout";
+  }
+  return "unknown";
+}
+
+SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer> tokenizer,
+                       const RunOptions& options, const std::atomic<bool>& cancelled) {
+  SchemaResult result;
+  result.name = schema.name;
+  result.has_tests = !schema.tests.empty();
+  // Tokenize outside the timed region: the worker sent token ids.
+  std::vector<std::vector<TokenId>> tokens;
+  tokens.reserve(schema.tests.size());
+  for (const Instance& instance : schema.tests) tokens.push_back(tokenizer->Encode(instance.text));
+
+  Clock::time_point schema_start = Clock::now();
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = schema.schema;
+  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
+      CompiledGrammar::Compile(spec, options.compile, tokenizer);
+  result.compile_ns = NanosSince(schema_start);
+  if (!grammar.ok()) {
+    result.verdict = grammar.status().code() == absl::StatusCode::kDeadlineExceeded
+                         ? Verdict::kTimeout
+                         : Verdict::kCompileError;
+    result.reason = std::string(grammar.status().message());
+    return result;
+  }
+  for (size_t i = 0; i < schema.tests.size(); ++i) {
+    const Instance& instance = schema.tests[i];
+    InstanceOutcome outcome =
+        ForceInstance(instance, tokens[i], *grammar, options, schema_start, cancelled, result);
+    std::string which = absl::StrCat("test ", i, " (", instance.valid ? "valid" : "invalid", "): ");
+    if (outcome.timed_out) {
+      result.verdict = Verdict::kTimeout;
+      result.reason = which + "time limit";
+      return result;
+    }
+    if (outcome.engine_error) {
+      result.verdict = Verdict::kEngineError;
+      result.reason = which + outcome.where;
+      return result;
+    }
+    if (instance.valid && !outcome.accepted && result.verdict == Verdict::kPass) {
+      result.verdict = Verdict::kValidationError;
+      result.reason = which + outcome.where;
+    }
+    if (!instance.valid && outcome.accepted) {
+      // Invalidation errors outrank validation errors: they are the ones that
+      // let a model emit output the schema forbids.
+      result.verdict = Verdict::kInvalidationError;
+      result.reason = which + "accepted to the end";
+    }
+  }
+  return result;
+}
+
+}  // namespace maskd::maskbench
