@@ -1,6 +1,8 @@
 // Loading the three real tokenizers: sizes, bytes, special sets, EOS and a
 // few encodings checked against the JavaScript reference by hand.
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compiler/tokenizer/tokenizer.h"
@@ -87,6 +89,40 @@ TEST(RealTokenizerTest, DecodeConcatenatesBytes) {
   ASSERT_NE(tokenizer, nullptr);
   const std::vector<TokenId> ids = {9906, 1917, 128009};
   EXPECT_EQ(tokenizer->Decode(ids), "Hello world<|eot_id|>");
+}
+
+}  // namespace
+}  // namespace maskd
+
+namespace maskd {
+namespace {
+
+// Encode is const and keeps no shared scratch state: concurrent calls on one
+// tokenizer (as the service makes) give the single-threaded results.
+TEST(RealTokenizerTest, ConcurrentEncodesAgree) {
+  auto tokenizer = testing::LoadRealTokenizer("llama3");
+  ASSERT_NE(tokenizer, nullptr);
+  const std::vector<std::string> texts = {"{\"name\": \"x\", \"values\": [1, 2, 3]}",
+                                          "Hello   world\n\n  ",
+                                          "\xE4\xBD\xA0\xE5\xA5\xBD",
+                                          std::string(300, 'a'),
+                                          "<|eot_id|>don't STOP'LL",
+                                          "\xFF\xFE bad bytes"};
+  std::vector<std::vector<TokenId>> expected;
+  for (const std::string& text : texts) expected.push_back(tokenizer->Encode(text));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches = 0;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 200; ++round) {
+        for (size_t i = 0; i < texts.size(); ++i) {
+          if (tokenizer->Encode(texts[i]) != expected[i]) ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace
