@@ -17,7 +17,7 @@ LazyDfa::LazyDfa(ExprSet* pool, Options options)
   for (int b = 0; b < 256; ++b) class_bytes_[byte_class_[b]].Add(static_cast<uint8_t>(b));
   max_blocks_ = (std::max<size_t>(options_.max_states, 1) + kBlockMask) >> kBlockShift;
   blocks_ = std::make_unique<Block[]>(max_blocks_);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   // State 0 is the dead state; its row loops to itself.
   absl::StatusOr<StateId> dead = InternLocked({});
   if (dead.ok()) {
@@ -73,7 +73,7 @@ absl::StatusOr<StateId> LazyDfa::InternLocked(std::vector<TaggedExpr> exprs) con
 }
 
 absl::StatusOr<StateId> LazyDfa::Start(std::span<const TaggedExpr> exprs) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (!status_.ok()) return status_;
   if (pool_->num_byte_classes() != num_classes_) {
     return absl::FailedPreconditionError(
@@ -99,7 +99,7 @@ absl::StatusOr<StateId> LazyDfa::Start(std::span<const TaggedExpr> exprs) {
 }
 
 StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   const uint8_t cls = byte_class_[b];
   std::atomic<uint32_t>& slot =
       blocks_[s >> kBlockShift].next[(s & kBlockMask) * num_classes_ + cls];
@@ -149,7 +149,7 @@ ByteSet LazyDfa::FirstBytes(StateId s) const {
 }
 
 absl::Status LazyDfa::status() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return status_;
 }
 
@@ -162,7 +162,7 @@ size_t LazyDfa::MemoryBytesLocked() const {
 }
 
 size_t LazyDfa::MemoryBytes() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return MemoryBytesLocked();
 }
 

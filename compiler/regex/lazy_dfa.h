@@ -30,14 +30,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "compiler/regex/byte_set.h"
 #include "compiler/regex/expr_set.h"
 
@@ -128,9 +127,8 @@ class LazyDfa {
   const StateInfo& Info(StateId s) const { return blocks_[s >> kBlockShift].info[s & kBlockMask]; }
   StateId StepSlow(StateId s, uint8_t b) const;
   // Interns a state whose pairs are all non-empty and sorted by tag.
-  absl::StatusOr<StateId> InternLocked(std::vector<TaggedExpr> exprs) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  size_t MemoryBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<StateId> InternLocked(std::vector<TaggedExpr> exprs) const;
+  size_t MemoryBytesLocked() const;
 
   const Options options_;
   std::array<uint8_t, 256> byte_class_;
@@ -143,12 +141,16 @@ class LazyDfa {
   std::unique_ptr<Block[]> blocks_;
   mutable std::atomic<size_t> num_states_{0};
 
-  mutable absl::Mutex mu_;
-  ExprSet* const pool_ ABSL_PT_GUARDED_BY(mu_);
-  mutable absl::flat_hash_map<std::vector<uint64_t>, StateId> state_ids_ ABSL_GUARDED_BY(mu_);
-  mutable size_t num_blocks_ ABSL_GUARDED_BY(mu_) = 0;
-  mutable size_t state_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  mutable absl::Status status_ ABSL_GUARDED_BY(mu_);
+  // std::mutex rather than absl::Mutex so ThreadSanitizer (which sees
+  // libstdc++/pthread locks but not an uninstrumented absl) can check this.
+  // Guards pool_, state_ids_, num_blocks_, state_bytes_, status_ and block
+  // allocation; the *Locked functions require it.
+  mutable std::mutex mu_;
+  ExprSet* const pool_;
+  mutable absl::flat_hash_map<std::vector<uint64_t>, StateId> state_ids_;
+  mutable size_t num_blocks_ = 0;
+  mutable size_t state_bytes_ = 0;
+  mutable absl::Status status_;
 };
 
 }  // namespace maskd::regex
