@@ -35,13 +35,14 @@ std::vector<TokenId> BpeTokenizer::Encode(std::string_view text) const {
     if (section.added.has_value()) {
       out.push_back(*section.added);
     } else if (!section.text.empty()) {
-      EncodeSection(section.text, out);
+      EncodeSection(section.text, /*at_start=*/section.text.data() == text.data(), out);
     }
   }
   return out;
 }
 
-void BpeTokenizer::EncodeSection(std::string_view text, std::vector<TokenId>& out) const {
+void BpeTokenizer::EncodeSection(std::string_view text, bool at_start,
+                                 std::vector<TokenId>& out) const {
   std::string normalized;
   if (!data_.normalizer.empty()) {
     normalized = data_.normalizer.Normalize(std::string(text));
@@ -50,7 +51,7 @@ void BpeTokenizer::EncodeSection(std::string_view text, std::vector<TokenId>& ou
   }
   std::vector<std::string_view> pieces;
   std::deque<std::string> storage;
-  data_.pre_tokenizer.Split(text, pieces, storage);
+  data_.pre_tokenizer.Split(text, at_start, pieces, storage);
   std::vector<Symbol> symbols;
   const size_t section_start = out.size();
   for (std::string_view piece : pieces) EncodePiece(piece, section_start, symbols, out);

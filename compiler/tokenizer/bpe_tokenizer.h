@@ -70,7 +70,8 @@ class BpeTokenizer final : public Tokenizer {
   std::string Decode(std::span<const TokenId> ids) const override;
 
  private:
-  void EncodeSection(std::string_view text, std::vector<TokenId>& out) const;
+  // at_start: the section begins the input text.
+  void EncodeSection(std::string_view text, bool at_start, std::vector<TokenId>& out) const;
   // section_start: where the current section's ids begin in `out`.
   void EncodePiece(std::string_view piece, size_t section_start, std::vector<Symbol>& symbols,
                    std::vector<TokenId>& out) const;

@@ -143,6 +143,10 @@ struct PreTokenizer::CompiledStep {
   PreTokenizerStep::Kind kind;
   PreTokenizerStep::Behavior behavior;
   std::unique_ptr<pcre2_code, CodeDeleter> code;
+  // kMetaspace.
+  std::string replacement;
+  PreTokenizerStep::Prepend prepend;
+  bool split;
 };
 
 PreTokenizer::PreTokenizer() = default;
@@ -153,7 +157,8 @@ PreTokenizer::~PreTokenizer() = default;
 absl::StatusOr<PreTokenizer> PreTokenizer::Create(std::vector<PreTokenizerStep> steps) {
   PreTokenizer result;
   for (const PreTokenizerStep& step : steps) {
-    CompiledStep compiled{step.kind, step.behavior, nullptr};
+    CompiledStep compiled{step.kind,    step.behavior, nullptr,
+                          step.pattern, step.prepend,  step.split};
     if (step.kind == PreTokenizerStep::Kind::kSplit) {
       const std::string source =
           step.literal ? QuoteLiteral(step.pattern) : TranslateJsPattern(step.pattern);
@@ -179,7 +184,8 @@ absl::StatusOr<PreTokenizer> PreTokenizer::Create(std::vector<PreTokenizerStep> 
   return result;
 }
 
-void PreTokenizer::Split(std::string_view text, std::vector<std::string_view>& pieces,
+void PreTokenizer::Split(std::string_view text, bool at_start,
+                         std::vector<std::string_view>& pieces,
                          std::deque<std::string>& storage) const {
   std::vector<std::string_view> current = {text};
   std::vector<std::string_view> next;
@@ -194,6 +200,33 @@ void PreTokenizer::Split(std::string_view text, std::vector<std::string_view>& p
         } else {
           next.push_back(piece);
         }
+      }
+      current.swap(next);
+      continue;
+    }
+    if (step.kind == PreTokenizerStep::Kind::kMetaspace) {
+      // HuggingFace's Metaspace: spaces become the replacement, which is
+      // prepended per the scheme ("first": only to the text that starts the
+      // input), then optionally cut before each replacement.
+      const std::string_view rep = step.replacement;
+      for (std::string_view piece : current) {
+        std::string replaced = absl::StrReplaceAll(Av(piece), {{" ", Av(rep)}});
+        const bool prepend = step.prepend == PreTokenizerStep::Prepend::kAlways ||
+                             (step.prepend == PreTokenizerStep::Prepend::kFirst && at_start);
+        if (prepend && !replaced.starts_with(rep)) replaced.insert(0, rep);
+        storage.push_back(std::move(replaced));
+        const std::string_view whole = storage.back();
+        if (!step.split || rep.empty()) {
+          next.push_back(whole);
+          continue;
+        }
+        size_t begin = 0;
+        for (size_t pos = whole.find(rep, 1); pos != std::string_view::npos;
+             pos = whole.find(rep, pos + rep.size())) {
+          if (pos > begin) next.push_back(whole.substr(begin, pos - begin));
+          begin = pos;
+        }
+        if (begin < whole.size()) next.push_back(whole.substr(begin));
       }
       current.swap(next);
       continue;

@@ -24,12 +24,17 @@ struct PreTokenizerStep {
   enum class Kind {
     kSplit,        // Split on `pattern`.
     kPrefixSpace,  // ByteLevel add_prefix_space: " " before pieces lacking it.
+    kMetaspace,    // Spaces become `pattern` (e.g. "▁"), prepended per `prepend`.
   };
+  // Metaspace prepend_scheme: when the replacement goes before a section.
+  enum class Prepend { kAlways, kFirst, kNever };
   enum class Behavior { kIsolated, kRemoved, kInvert };
   Kind kind = Kind::kSplit;
   std::string pattern;   // JavaScript-flavoured regex (kSplit).
   bool literal = false;  // `pattern` is a plain string, not a regex.
   Behavior behavior = Behavior::kIsolated;
+  Prepend prepend = Prepend::kAlways;  // kMetaspace.
+  bool split = false;                  // kMetaspace: cut before each replacement character.
 };
 
 class PreTokenizer {
@@ -44,7 +49,8 @@ class PreTokenizer {
 
   // Splits `text` (valid UTF-8) into pieces, appended to `pieces`. Pieces
   // point into `text` or into `storage` (for pieces a step had to rewrite).
-  void Split(std::string_view text, std::vector<std::string_view>& pieces,
+  // `at_start`: the text begins the input (Metaspace prepend_scheme "first").
+  void Split(std::string_view text, bool at_start, std::vector<std::string_view>& pieces,
              std::deque<std::string>& storage) const;
 
  private:

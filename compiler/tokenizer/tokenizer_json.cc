@@ -265,6 +265,33 @@ absl::Status ParsePreTokenizer(const element& value, absl::string_view path,
       steps.push_back({PreTokenizerStep::Kind::kSplit, std::string(kGpt2Pattern), false,
                        PreTokenizerStep::Behavior::kInvert});
     }
+  } else if (*type == "Metaspace") {
+    PreTokenizerStep step;
+    step.kind = PreTokenizerStep::Kind::kMetaspace;
+    absl::StatusOr<std::string_view> replacement = StringMember(obj, "replacement", path);
+    if (!replacement.ok()) return replacement.status();
+    step.pattern = std::string(*replacement);
+    absl::StatusOr<bool> split = BoolMember(obj, "split", true, path);
+    if (!split.ok()) return split.status();
+    step.split = *split;
+    // Old files say add_prefix_space; newer ones prepend_scheme.
+    absl::StatusOr<bool> add_prefix = BoolMember(obj, "add_prefix_space", true, path);
+    if (!add_prefix.ok()) return add_prefix.status();
+    step.prepend =
+        *add_prefix ? PreTokenizerStep::Prepend::kAlways : PreTokenizerStep::Prepend::kNever;
+    if (const std::optional<element> scheme = Member(obj, "prepend_scheme"); scheme.has_value()) {
+      std::string_view name;
+      if (scheme->get(name) != simdjson::SUCCESS ||
+          (name != "always" && name != "first" && name != "never")) {
+        return Invalid(
+            "tokenizer.json",
+            absl::StrCat(path, ".prepend_scheme is not \"always\", \"first\" or \"never\""));
+      }
+      step.prepend = name == "always"  ? PreTokenizerStep::Prepend::kAlways
+                     : name == "first" ? PreTokenizerStep::Prepend::kFirst
+                                       : PreTokenizerStep::Prepend::kNever;
+    }
+    steps.push_back(std::move(step));
   } else if (*type == "Split") {
     PreTokenizerStep step;
     std::optional<element> pattern = Member(obj, "pattern");

@@ -93,5 +93,44 @@ TEST(SentencePieceTest, DecodeOfEncodeIsTheNormalizedText) {
   }
 }
 
+// Newer SentencePiece conversions (Mistral v0.3 style) put the space
+// handling in a Metaspace pre-tokenizer instead of the normalizer. Expected
+// ids follow HuggingFace's semantics: prepend_scheme "first" prepends "▁"
+// only to the text that starts the input, not after an added token.
+std::shared_ptr<const Tokenizer> LoadMetaspace(const std::string& scheme, bool split) {
+  std::string json = ReadFile(kDir + "/tokenizer.json");
+  const size_t begin = json.find("\"normalizer\"");
+  const size_t end = json.find("\"post_processor\"");
+  EXPECT_NE(begin, std::string::npos);
+  EXPECT_NE(end, std::string::npos);
+  json.replace(begin, end - begin,
+               "\"normalizer\": null, \"pre_tokenizer\": {\"type\": \"Metaspace\", "
+               "\"replacement\": \"\u2581\", \"prepend_scheme\": \"" +
+                   scheme + "\", \"split\": " + (split ? "true" : "false") + "}, ");
+  auto tokenizer = Tokenizer::FromJson(json, "");
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  return tokenizer.ok() ? *tokenizer : nullptr;
+}
+
+TEST(SentencePieceTest, MetaspacePreTokenizerSchemes) {
+  auto first = LoadMetaspace("first", /*split=*/false);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->kind(), TokenizerKind::kSentencePieceBpe);
+  EXPECT_THAT(first->Encode("hello world"), ElementsAre(271, 276));
+  EXPECT_THAT(first->Encode("<s>hello"), ElementsAre(1, 260, 261, 268, 263));
+  // Text already starting with a space gets no second "▁" (unlike Prepend).
+  EXPECT_THAT(first->Encode(" hello"), ElementsAre(271));
+
+  auto always = LoadMetaspace("always", /*split=*/true);
+  ASSERT_NE(always, nullptr);
+  EXPECT_THAT(always->Encode("<s>hello"), ElementsAre(1, 271));
+  EXPECT_THAT(always->Encode("hello  world"), ElementsAre(271, 259, 276));
+
+  auto never = LoadMetaspace("never", /*split=*/false);
+  ASSERT_NE(never, nullptr);
+  EXPECT_THAT(never->Encode("hello"), ElementsAre(260, 261, 268, 263));
+  EXPECT_THAT(never->Encode("hello world"), ElementsAre(260, 261, 268, 263, 276));
+}
+
 }  // namespace
 }  // namespace maskd
