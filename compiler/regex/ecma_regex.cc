@@ -185,6 +185,36 @@ class Translator {
   absl::flat_hash_map<int, int> rest_;
 };
 
+// In search mode the pattern sits between two runs of "any text", which
+// absorb extra repetitions at the pattern's edges:
+//   .* X{m,n} P = .* X{m} P   and   P X{m,n} .* = P X{m} .*
+// (the surplus iterations are just more text). Trimming them keeps the DFA
+// from counting what cannot matter: `\d{1,200}` searched over a long run of
+// digits needs 2 states instead of 200. Descends through alternatives and
+// into the first (head) or last (tail) element of a sequence; repetitions
+// containing ^ or $ are left alone.
+int TrimEdge(std::vector<AstNode>& nodes, int n, bool head) {
+  AstNode node = nodes[n];
+  switch (node.kind) {
+    case AstNode::kRepeat:
+      if (node.has_anchor || node.max == node.min) return n;
+      node.max = node.min;
+      break;
+    case AstNode::kAlt:
+      for (int& c : node.children) c = TrimEdge(nodes, c, head);
+      break;
+    case AstNode::kConcat: {
+      int& edge = head ? node.children.front() : node.children.back();
+      edge = TrimEdge(nodes, edge, head);
+      break;
+    }
+    default:
+      return n;
+  }
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size()) - 1;
+}
+
 }  // namespace
 
 absl::StatusOr<ExprId> ParseEcmaRegex(std::string_view pattern, ExprSet* pool, MatchMode mode) {
@@ -192,6 +222,7 @@ absl::StatusOr<ExprId> ParseEcmaRegex(std::string_view pattern, ExprSet* pool, M
   Translator translator(ast.nodes, pool);
   if (mode == MatchMode::kFullMatch) return translator.Translate(ast.root, true, true);
   // Search: any UTF-8 text, the pattern, any UTF-8 text.
+  ast.root = TrimEdge(ast.nodes, TrimEdge(ast.nodes, ast.root, /*head=*/true), /*head=*/false);
   AstNode any{AstNode::kRepeat};
   any.children = {
       translator.AddNode(AstNode{AstNode::kSet, NormalizeCodepointRanges({{0, 0x10FFFF}})})};

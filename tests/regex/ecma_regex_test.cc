@@ -229,6 +229,26 @@ TEST(EcmaRegexTest, LargeCountsStaySymbolic) {
   EXPECT_LT(pool2.size(), 50u);
 }
 
+// Searching, the text around the pattern absorbs surplus repetitions at its
+// edges, so the DFA does not count them.
+TEST(EcmaRegexTest, SearchDoesNotCountEdgeRepetitions) {
+  for (const char* p : {"\\d{1,200}", "a{1,200}b", "[a-z]{1,200}$", "x(ab|c{2,100})"}) {
+    SCOPED_TRACE(p);
+    Compiled c(p, MatchMode::kSearch);
+    StateId s = c.start();
+    for (char ch : std::string(400, 'a') + std::string(400, '7')) s = c.dfa().Step(s, ch);
+    EXPECT_LT(c.dfa().num_states(), 12u);
+  }
+  Compiled c("a{3,5}b", MatchMode::kSearch);
+  EXPECT_TRUE(c.Matches("xaaaaaaab"));
+  EXPECT_FALSE(c.Matches("xaab"));
+  Compiled tail("^ba{3,5}", MatchMode::kSearch);
+  EXPECT_TRUE(tail.Matches("baaaaaaa"));
+  EXPECT_FALSE(tail.Matches("baa"));
+  Compiled anchored("^ba{3,5}$", MatchMode::kSearch);  // $: nothing to absorb.
+  EXPECT_FALSE(anchored.Matches("baaaaaa"));
+}
+
 // Every code point's category from utf8proc against \p{..} and \P{..}.
 TEST(EcmaRegexTest, UnicodeCategoriesMatchUtf8proc) {
   struct Case {
