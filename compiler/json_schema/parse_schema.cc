@@ -1,5 +1,6 @@
 #include "compiler/json_schema/parse_schema.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <string>
@@ -783,6 +784,9 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("schema is not valid JSON: ", simdjson::error_message(error), " at /"));
   }
+  // Every node but merge products comes from a '{' in the text: reserving
+  // avoids moving the (large) nodes while the table grows.
+  schema_.nodes.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '{')) + 2);
   // Nodes 0 and 1: true and false.
   NewNode("");
   NodeId false_id = NewNode("");

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -73,6 +74,8 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
   simdjson::dom::parser outer;
   int ok = 0, strict_ok = 0;
   int instances = 0, valid_rejected = 0, invalid_accepted = 0;
+  std::vector<double> micros;
+  std::vector<std::pair<double, std::string>> slowest;
   std::map<std::string, int> histogram;
   std::map<std::string, int> ignored;
   for (const std::string& line : lines) {
@@ -82,7 +85,12 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
     ASSERT_EQ(doc["schema"].get(schema_element), simdjson::SUCCESS);
     std::string name = std::string(std::string_view(doc["name"]));
     std::string text = simdjson::minify(schema_element);
+    auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Schema> schema = ParseSchema(text);
+    const double elapsed =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    micros.push_back(elapsed);
+    slowest.emplace_back(elapsed, name);
     if (schema.ok()) {
       ++ok;
       EXPECT_GE(schema->root, 0);
@@ -117,6 +125,14 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
     std::string category = Category(schema.status());
     if (++histogram[category] <= 2) std::cout << name << ": " << schema.status() << "\n";
   }
+  std::sort(micros.begin(), micros.end());
+  std::cout << "ParseSchema time (us): p50 " << micros[micros.size() / 2] << ", p99 "
+            << micros[micros.size() * 99 / 100] << ", max " << micros.back() << " (slowest:";
+  std::sort(slowest.rbegin(), slowest.rend());
+  for (size_t i = 0; i < 3 && i < slowest.size(); ++i) {
+    std::cout << " " << slowest[i].second << " " << slowest[i].first;
+  }
+  std::cout << ")\n";
   std::vector<std::pair<int, std::string>> sorted;
   for (const auto& [k, v] : histogram) sorted.emplace_back(v, k);
   std::sort(sorted.rbegin(), sorted.rend());
