@@ -44,6 +44,7 @@ class Tokenizer {
       std::string_view tokenizer_json, std::string_view tokenizer_config_json,
       const TokenizerOptions& options = {});
   // Reads DIR/tokenizer.json and, if present, DIR/tokenizer_config.json.
+  // NotFound when DIR/tokenizer.json cannot be read; otherwise as FromJson.
   static absl::StatusOr<std::shared_ptr<const Tokenizer>> FromDirectory(
       const std::string& dir, const TokenizerOptions& options = {});
 
