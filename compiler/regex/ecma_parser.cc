@@ -238,6 +238,7 @@ class Parser {
     n.min = min;
     n.max = max;
     n.has_anchor = nodes_[atom].has_anchor;
+    n.offset = start;
     return Add(std::move(n));
   }
 

@@ -5,6 +5,7 @@
 #ifndef MASKD_COMPILER_REGEX_ECMA_PARSER_H_
 #define MASKD_COMPILER_REGEX_ECMA_PARSER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,7 @@ struct AstNode {
   std::vector<int> children;
   uint32_t min = 0, max = 0;
   bool has_anchor = false;
+  size_t offset = 0;  // kRepeat: where its quantifier starts (for errors).
 };
 
 struct EcmaAst {

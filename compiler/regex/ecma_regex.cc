@@ -138,7 +138,7 @@ class Translator {
       if (node.min > kMaxAnchoredUnroll) {
         return absl::InvalidArgumentError(
             absl::StrCat("regex: a repeated group containing ^ or $ with a count above ",
-                         kMaxAnchoredUnroll, " is not supported"));
+                         kMaxAnchoredUnroll, " is not supported (at offset ", node.offset, ")"));
       }
       AstNode star{AstNode::kRepeat};
       star.children = {body};
@@ -163,7 +163,7 @@ class Translator {
     if (node.max > kMaxAnchoredUnroll) {
       return absl::InvalidArgumentError(
           absl::StrCat("regex: a repeated group containing ^ or $ with a count above ",
-                       kMaxAnchoredUnroll, " is not supported"));
+                       kMaxAnchoredUnroll, " is not supported (at offset ", node.offset, ")"));
     }
     // A{m,n} = A^m (A|empty)^(n-m).
     AstNode optional{AstNode::kAlt};
