@@ -67,7 +67,6 @@ class ByteStepper {
     return accepting;
   }
 
- private:
   // Scans the lexemes accepting in `lexer` as one parser set; false when none
   // accepts (or the parser hit a limit).
   bool EndLexeme(EarleyParser& parser, regex::StateId lexer) {
@@ -78,6 +77,7 @@ class ByteStepper {
     return parser.ScanAny(scratch_);
   }
 
+ private:
   const CompiledGrammarImpl& grammar_;
   const regex::LazyDfa& dfa_;
   LexemeSet scratch_;

@@ -28,6 +28,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   regex::LazyDfa::Options dfa_options;
   dfa_options.max_memory_bytes = options.memory_limit_bytes;
   g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);
+  g->mask_cache_ = std::make_unique<MaskCache>(options.mask_cache_bytes);
   g->stats_.lexemes = static_cast<uint32_t>(g->grammar_->num_lexemes());
   g->stats_.rules = static_cast<uint32_t>(g->grammar_->num_rules());
   g->stats_.ignored_keywords = std::move(ir.ignored_keywords);
@@ -45,7 +46,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes();
+  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes() + mask_cache_->bytes();
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {

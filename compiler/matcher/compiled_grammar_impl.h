@@ -15,6 +15,7 @@
 #include "compiler/grammar/grammar.h"
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/grammar_ir.h"
+#include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/regex/lazy_dfa.h"
@@ -41,6 +42,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
 
   // The lexer state that starts a lexeme from `allowed` (memoized).
   regex::StateId LexerStart(const LexemeSet& allowed) const;
+  const MaskCache& mask_cache() const { return *mask_cache_; }
 
  private:
   CompiledGrammarImpl() = default;
@@ -50,6 +52,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   std::shared_ptr<const VocabIndex> vocab_;
   std::unique_ptr<regex::ExprSet> pool_;
   std::unique_ptr<regex::LazyDfa> dfa_;
+  std::unique_ptr<MaskCache> mask_cache_;
 
   mutable absl::Mutex start_mu_;
   mutable absl::flat_hash_map<LexemeSet, regex::StateId> start_states_ ABSL_GUARDED_BY(start_mu_);

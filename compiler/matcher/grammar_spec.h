@@ -48,6 +48,9 @@ struct CompileOptions {
   // unbounded allocation.
   uint64_t time_limit_ms = 10'000;
   uint64_t memory_limit_bytes = uint64_t{1} << 30;
+  // Budget for precomputed per-lexer-state masks (see mask_cache.h); past it
+  // masks are computed by walking the whole token trie.
+  uint64_t mask_cache_bytes = uint64_t{64} << 20;
 };
 
 struct GrammarSpec {

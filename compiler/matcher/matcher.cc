@@ -69,20 +69,33 @@ class MatcherImpl final : public Matcher {
   void FillMask(std::span<uint32_t> words) override {
     std::fill(words.begin(), words.end(), 0);
     if (stopped_) return;
-    const TokenTrie& trie = grammar_->vocab().trie();
     const size_t base_depth = parser_.Depth();
-    frames_.resize(trie.max_depth() + 1);
-    frames_[0] = {pos_, base_depth};
-    trie.Walk([&](uint32_t node, size_t depth) {
-      const Frame& parent = frames_[depth - 1];
-      if (parser_.Depth() > parent.parser_depth) parser_.Pop(parser_.Depth() - parent.parser_depth);
-      LexPosition pos = parent.pos;
-      if (!stepper_.Step(parser_, pos, trie.byte(node))) return false;
-      frames_[depth] = {pos, parser_.Depth()};
-      trie.ForEachToken(node, [&](TokenId t) { words[t >> 5] |= uint32_t{1} << (t & 31); });
-      return true;
-    });
-    if (parser_.Depth() > base_depth) parser_.Pop(parser_.Depth() - base_depth);
+    const TokenTrie& trie = grammar_->vocab().trie();
+    std::shared_ptr<const MaskCacheEntry> entry = grammar_->mask_cache().Get(
+        grammar_->dfa(), trie, grammar_->vocab().mask_words(), pos_.lexer, pos_.in_lexeme);
+    if (entry == nullptr) {
+      WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
+    } else {
+      // Tokens that stay inside the current lexeme come from the cache; the
+      // walk resumes with the parser only where the lexeme ends.
+      if (!entry->inside_words.empty()) {
+        std::copy(entry->inside_words.begin(), entry->inside_words.end(), words.begin());
+      }
+      for (TokenId t : entry->inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
+      const regex::LazyDfa& dfa = grammar_->dfa();
+      for (const MaskCacheEntry::Boundary& group : entry->boundaries) {
+        if (!stepper_.EndLexeme(parser_, group.ended)) continue;
+        const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
+        const size_t depth = parser_.Depth();
+        for (uint32_t node : group.nodes) {
+          const regex::StateId s = dfa.Step(start, trie.byte(node));
+          if (s == regex::LazyDfa::kDead) continue;
+          SetTokens(trie, node, words);
+          WalkSubtree(node, {{s, true}, depth}, words);
+        }
+        parser_.Pop(parser_.Depth() - base_depth);
+      }
+    }
     if (stepper_.CanStop(parser_, pos_)) {
       for (TokenId eos : grammar_->vocab().eos_ids()) {
         if (eos / 32 < words.size()) words[eos >> 5] |= uint32_t{1} << (eos & 31);
@@ -182,6 +195,44 @@ class MatcherImpl final : public Matcher {
     return true;
   }
 
+  struct Frame {
+    LexPosition pos;
+    size_t parser_depth;
+  };
+
+  static void SetTokens(const TokenTrie& trie, uint32_t node, std::span<uint32_t> words) {
+    trie.ForEachToken(node, [&](TokenId t) { words[t >> 5] |= uint32_t{1} << (t & 31); });
+  }
+
+  // Marks the allowed tokens strictly below trie node `root`, whose own byte
+  // left the lexer and parser as `root_frame` says; restores the parser to
+  // root_frame's depth.
+  void WalkSubtree(uint32_t root, const Frame& root_frame, std::span<uint32_t> words) {
+    const TokenTrie& trie = grammar_->vocab().trie();
+    walk_stack_.clear();
+    walk_stack_.push_back({trie.subtree_end(root), root_frame});
+    if (root == TokenTrie::kRoot) walk_stack_.back().end = static_cast<uint32_t>(trie.num_nodes());
+    for (uint32_t i = root + 1; !walk_stack_.empty();) {
+      if (i >= walk_stack_.back().end) {
+        walk_stack_.pop_back();
+        continue;
+      }
+      const Frame& parent = walk_stack_.back().frame;
+      if (parser_.Depth() > parent.parser_depth) parser_.Pop(parser_.Depth() - parent.parser_depth);
+      LexPosition pos = parent.pos;
+      if (!stepper_.Step(parser_, pos, trie.byte(i))) {
+        i = trie.subtree_end(i);
+        continue;
+      }
+      SetTokens(trie, i, words);
+      walk_stack_.push_back({trie.subtree_end(i), {pos, parser_.Depth()}});
+      ++i;
+    }
+    if (parser_.Depth() > root_frame.parser_depth) {
+      parser_.Pop(parser_.Depth() - root_frame.parser_depth);
+    }
+  }
+
   bool ViableByte(uint8_t b) {
     const size_t depth = parser_.Depth();
     LexPosition probe = pos_;
@@ -199,12 +250,12 @@ class MatcherImpl final : public Matcher {
   LexPosition pos_;
   bool stopped_ = false;
   std::deque<Snapshot> history_;
-  // The mask walk's state per trie depth (kept to avoid reallocating).
-  struct Frame {
-    LexPosition pos;
-    size_t parser_depth;
+  // The mask walk's stack (kept to avoid reallocating).
+  struct WalkEntry {
+    uint32_t end;  // one past the subtree of the node this frame belongs to
+    Frame frame;
   };
-  std::vector<Frame> frames_;
+  std::vector<WalkEntry> walk_stack_;
 };
 
 }  // namespace

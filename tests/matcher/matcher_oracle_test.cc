@@ -145,14 +145,21 @@ class ByteOracle {
 
 bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }
 
-TEST(MatcherOracleTest, RandomGrammarsAndVocabulariesMatchBruteForce) {
+// Both mask paths: the per-lexer-state cache, and (budget 0) the full trie
+// walk it falls back to.
+class MatcherOracleTest : public ::testing::TestWithParam<uint64_t> {};
+INSTANTIATE_TEST_SUITE_P(MaskCacheBudget, MatcherOracleTest, ::testing::Values(64u << 20, 0u));
+
+TEST_P(MatcherOracleTest, RandomGrammarsAndVocabulariesMatchBruteForce) {
+  CompileOptions options;
+  options.mask_cache_bytes = GetParam();
   int compiled = 0, steps_checked = 0;
   for (int seed = 0; seed < 300; ++seed) {
     std::mt19937 rng(seed);
     Case c = MakeCase(rng, seed);
     ViablePrefixOracle grammar_oracle(c.ir.builder);
     ByteOracle oracle(c, grammar_oracle);
-    auto g = CompiledGrammarImpl::FromIr(std::move(c.ir), c.tokenizer, CompileOptions(),
+    auto g = CompiledGrammarImpl::FromIr(std::move(c.ir), c.tokenizer, options,
                                          std::chrono::steady_clock::now());
     if (!g.ok()) {
       // Only a grammar that matches nothing may fail, and then the oracle agrees.
@@ -207,7 +214,7 @@ TEST(MatcherOracleTest, RandomGrammarsAndVocabulariesMatchBruteForce) {
   EXPECT_GT(steps_checked, 1000);
 }
 
-TEST(MatcherOracleTest, RollbackAndCloneRestoreIdenticalMasks) {
+TEST(MatcherRollbackTest, RollbackAndCloneRestoreIdenticalMasks) {
   for (int seed = 0; seed < 100; ++seed) {
     std::mt19937 rng(1000 + seed);
     Case c = MakeCase(rng, 1000 + seed);
