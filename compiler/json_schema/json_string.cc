@@ -57,7 +57,8 @@ class Quoter {
       case ExprKind::kEpsilon:
         return e;
       case ExprKind::kByteSet: {
-        const regex::ByteSet& set = pool_.GetByteSet(e);
+        // A copy: adding expressions below may move the pool's byte sets.
+        const regex::ByteSet set = pool_.GetByteSet(e);
         regex::ByteSet plain;
         std::vector<ExprId> alternatives;
         for (int b = 0; b < 256; ++b) {
