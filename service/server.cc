@@ -34,7 +34,7 @@ namespace {
 // for maskd.v1.Maskd. Referencing its descriptor table keeps it linked; the
 // lookup proves reflection can describe the service.
 absl::Status CheckServiceDescriptorLinked() {
-  [[maybe_unused]] const volatile void* keep = &::descriptor_table_maskd_2fv1_2fmaskd_2eproto;
+  [[maybe_unused]] const void* volatile keep = &::descriptor_table_maskd_2fv1_2fmaskd_2eproto;
   if (google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
           v1::Maskd::service_full_name()) == nullptr) {
     return absl::InternalError("maskd.v1.Maskd descriptor is not linked in; reflection would fail");
