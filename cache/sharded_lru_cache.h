@@ -112,15 +112,17 @@ class ShardedLruCache {
   // counts as none here). Counts a hit or a miss and refreshes LRU order.
   ValuePtr Get(std::string_view key) { return impl_->Get(key); }
 
-  // Stores `value` (non-null) charged at `bytes`, replacing any entry for
-  // `key`, then evicts least recently used entries of its shard until the
-  // shard is within budget. Returns false, keeping nothing and dropping any
-  // old entry for the key, when `bytes` exceeds a shard's budget.
+  // Stores `value` charged at `bytes`, replacing any entry for `key`, then
+  // evicts least recently used entries of its shard until the shard is within
+  // budget. Returns false, keeping nothing and dropping any old entry for the
+  // key, when `bytes` exceeds a shard's budget. A null `value` is refused
+  // (false, nothing changes).
   bool Insert(std::string_view key, ValuePtr value, size_t bytes) {
     return impl_->Insert(key, std::move(value), bytes);
   }
   // As above, charged at options.sizer(*value).
   bool Insert(std::string_view key, ValuePtr value) {
+    if (value == nullptr) return false;
     const size_t bytes = impl_->SizeOf(*value);
     return impl_->Insert(key, std::move(value), bytes);
   }
@@ -193,6 +195,8 @@ class ShardedLruCache {
       auto finished = [this] { return done_; };
       if (deadline == absl::InfiniteFuture()) {
         done_cv_.wait(lock, finished);
+      } else if (deadline <= absl::Now()) {
+        if (!done_) return std::nullopt;  // Too late to wait at all.
       } else if (!done_cv_.wait_until(lock, absl::ToChronoTime(deadline), finished)) {
         return std::nullopt;
       }
@@ -276,6 +280,7 @@ class ShardedLruCache {
     }
 
     bool Insert(std::string_view key, ValuePtr value, size_t bytes) {
+      if (value == nullptr) return false;
       Shard& shard = ShardFor(key);
       Aftermath after;
       {

@@ -122,6 +122,9 @@ void ParseSimdjson(benchmark::State& state, const Corpus* corpus, bool walk, boo
 // Console output as usual, plus a closing table of MB/s per library.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
+  // Plain text (no colour codes), counters as columns: output goes to logs.
+  SummaryReporter() : ConsoleReporter(OO_Tabular) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       auto it = run.counters.find("MB/s");

@@ -148,6 +148,15 @@ TEST(ShardedLruCache, EraseAndClearDropEntriesAndBytes) {
   EXPECT_EQ(cache.Get("k0"), nullptr);
 }
 
+TEST(ShardedLruCache, NullInsertIsRefused) {
+  BlobCache cache(BlobOptions(1000, 1));
+  cache.Insert("a", MakeBlob("a", 10));
+  EXPECT_FALSE(cache.Insert("a", nullptr));
+  EXPECT_FALSE(cache.Insert("a", nullptr, 5));
+  ASSERT_NE(cache.Get("a"), nullptr);  // The old entry is untouched.
+  EXPECT_EQ(cache.stats().bytes, 10u);
+}
+
 TEST(ShardedLruCache, EvictedValueStaysValidForItsHolder) {
   BlobCache cache(BlobOptions(100, 1));
   cache.Insert("a", MakeBlob("a", 100));
