@@ -51,7 +51,7 @@ size_t CompiledGrammarImpl::SizeBytes() const {
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {
   {
-    absl::MutexLock lock(&start_mu_);
+    std::lock_guard<std::mutex> lock(start_mu_);
     if (auto it = start_states_.find(allowed); it != start_states_.end()) return it->second;
   }
   std::vector<regex::TaggedExpr> exprs;
@@ -60,7 +60,7 @@ regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {
   // A DFA past its limits answers "dead": masks shrink, never grow. The
   // failure is sticky in dfa().status() for the caller to report.
   regex::StateId s = state.ok() ? *state : regex::LazyDfa::kDead;
-  absl::MutexLock lock(&start_mu_);
+  std::lock_guard<std::mutex> lock(start_mu_);
   start_states_.emplace(allowed, s);
   return s;
 }

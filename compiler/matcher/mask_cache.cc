@@ -10,14 +10,14 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
                                                      regex::StateId state, bool in_lexeme) const {
   const uint64_t key = (uint64_t{state} << 1) | (in_lexeme ? 1 : 0);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end()) return it->second;
     if (full_) return nullptr;
   }
   // Computed outside the lock: two threads may both compute an entry; the
   // first one stored wins and both are identical.
   std::shared_ptr<const MaskCacheEntry> entry = Compute(dfa, trie, mask_words, state, in_lexeme);
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = entries_.emplace(key, entry);
   if (inserted) {
     bytes_ += entry->ByteSize();
@@ -27,7 +27,7 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
 }
 
 size_t MaskCache::bytes() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return bytes_;
 }
 

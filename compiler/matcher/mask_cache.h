@@ -15,11 +15,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "compiler/regex/lazy_dfa.h"
 #include "compiler/trie/token_trie.h"
 
@@ -58,11 +57,13 @@ class MaskCache {
                                                        const TokenTrie& trie, size_t mask_words,
                                                        regex::StateId state, bool in_lexeme);
   const size_t max_bytes_;
-  mutable absl::Mutex mu_;
-  mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskCacheEntry>> entries_
-      ABSL_GUARDED_BY(mu_);
-  mutable size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  mutable bool full_ ABSL_GUARDED_BY(mu_) = false;
+  // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
+  // uninstrumented Abseil.
+  mutable std::mutex mu_;
+  // Guarded by mu_.
+  mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskCacheEntry>> entries_;
+  mutable size_t bytes_ = 0;
+  mutable bool full_ = false;
 };
 
 }  // namespace maskd
