@@ -244,7 +244,20 @@ int Main() {
 }  // namespace maskd::maskbench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("MaskBench harness for the maskd engine (see bench/maskbench)");
-  absl::ParseCommandLine(argc, argv);
+  absl::SetProgramUsageMessage(
+      "MaskBench harness for the maskd engine. Flags may be spelled with - or _ "
+      "(--summary-json or --summary_json).");
+  // absl flags are spelled with underscores; accept the dashed spelling too.
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> normalized;
+  for (std::string& arg : args) {
+    if (arg.rfind("--", 0) == 0) {
+      for (size_t i = 2; i < arg.size() && arg[i] != '='; ++i) {
+        if (arg[i] == '-') arg[i] = '_';
+      }
+    }
+    normalized.push_back(arg.data());
+  }
+  absl::ParseCommandLine(static_cast<int>(normalized.size()), normalized.data());
   return maskd::maskbench::Main();
 }

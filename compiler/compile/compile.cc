@@ -33,7 +33,6 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
       break;
   }
   lower.max_whitespace_run = options.max_whitespace_run;
-  lower.strict_formats = options.strict;
   absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
   if (!ir.ok()) return ir.status();
   for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {

@@ -145,7 +145,7 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
                            ":){0,4}" + h16 + ")?::" + ls32 + "|(?:(?:" + h16 + ":){0,5}" + h16 +
                            ")?::" + h16 + "|(?:(?:" + h16 + ":){0,6}" + h16 + ")?::)";
   // RFC 3986, Appendix A.
-  const std::string unreserved = "A-Za-z0-9._~-";
+  const std::string unreserved = "A-Za-z0-9._~\\-";  // `-` escaped: classes append more
   const std::string sub_delims = "!$&'()*+,;=";
   const std::string pct = "%[0-9A-Fa-f]{2}";
   const std::string pchar = "(?:[" + unreserved + sub_delims + ":@]|" + pct + ")";

@@ -10,8 +10,9 @@
 // properties in order, each optional unless required; other keys, checked
 // against patternProperties/additionalProperties/propertyNames, anywhere in
 // between; min/maxProperties), anyOf, oneOf with provably disjoint branches,
-// recursion through $ref. Anything else is refused with Unimplemented naming
-// the keyword and its JSON pointer, never approximated.
+// recursion through $ref. Anything else (including formats this engine does
+// not know) is refused with Unimplemented naming the keyword and its JSON
+// pointer, never approximated.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 #define MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 
@@ -28,9 +29,6 @@ enum class Whitespace { kCompact, kFlexible, kBounded };
 struct LowerOptions {
   Whitespace whitespace = Whitespace::kBounded;
   uint32_t max_whitespace_run = 32;
-  // Formats this engine does not know: an error (strict) or no constraint, as
-  // JSON Schema validators treat format by default.
-  bool strict_formats = false;
   // Bounds on the grammar a schema may produce (counting min/max items and
   // properties multiplies nonterminals).
   uint32_t max_nonterminals = 200'000;
