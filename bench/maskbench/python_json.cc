@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/json_schema/json_string.h"
 #include "simdjson.h"
 
 namespace maskd::maskbench {
@@ -14,43 +15,10 @@ namespace {
 namespace od = simdjson::ondemand;
 
 // Python's json module escapes only '"', '\\' and control characters when
-// ensure_ascii is off; DEL and all non-ASCII pass through.
+// ensure_ascii is off: exactly the engine's canonical string encoding, which
+// the MaskBench parity test thereby checks against Python on every instance.
 void AppendPythonString(std::string_view s, std::string& out) {
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned char>(c));
-          out += buf;
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
+  out += json_schema::JsonQuoteLiteral(s);
 }
 
 bool IsJsonInteger(std::string_view token) {
