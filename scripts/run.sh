@@ -11,7 +11,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 listen="${MASKD_LISTEN:-127.0.0.1:50051}"
 metrics="${MASKD_METRICS_LISTEN:-127.0.0.1:9464}"
 cat <<MSG
-maskd is starting (gRPC ${listen}, metrics http://${metrics}/metrics). Try, from another terminal:
+maskd is starting with the Llama-3 tokenizer; the lines starting "maskd:" below say
+where it listens (defaults: gRPC ${listen}, metrics http://${metrics}/metrics).
+Try, from another terminal:
   curl -s http://${metrics}/metrics | grep maskd_
 MSG
 exec "$root/build/release/service/maskd" --listen "$listen" --metrics_listen "$metrics" \
