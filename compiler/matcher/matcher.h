@@ -80,10 +80,12 @@ class Matcher {
   virtual bool CanStop() const = 0;
   // Complete, and no token can extend it: only EOS is allowed.
   virtual bool MustStop() = 0;
-  // The rejected-everything state cannot happen: a matcher only ever accepts
-  // viable tokens. Undoes the last `n` accepted tokens (OutOfRange beyond the
-  // kept history).
+  // Undoes the last `n` accepted tokens, EOS included (OutOfRange beyond the
+  // MatcherOptions::max_rollback tokens kept).
   virtual absl::Status Rollback(uint32_t n) = 0;
+  // The bytes every continuation must start with (empty when the next byte is
+  // not forced or the output may end here), cut at a UTF-8 character
+  // boundary, and their tokenization by the tokenizer's own encoder.
   virtual JumpForward ComputeJumpForward() = 0;
   virtual void Reset() = 0;
   virtual std::unique_ptr<Matcher> Clone() const = 0;
