@@ -2,6 +2,7 @@
 // simplifications, derivatives, And/Not/Repeat on all short strings over a
 // small alphabet, exact emptiness, and UTF-8 code point ranges.
 #include "compiler/regex/expr_set.h"
+#include "compiler/regex/utf8.h"
 
 #include <random>
 #include <string>
@@ -216,26 +217,6 @@ TEST(ExprSetTest, EmptinessNeedsSearch) {
   absl::StatusOr<bool> r = pool2.IsEmpty(hard, 10);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(pool2.IsEmpty(hard, 100000).value(), true);
-}
-
-std::string Utf8(uint32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return out;
 }
 
 TEST(ExprSetTest, CodepointRangesEncodeExactly) {
