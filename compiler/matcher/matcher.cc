@@ -109,7 +109,7 @@ class MatcherImpl final : public Matcher {
     if (stopped_) return true;
     if (!stepper_.CanStop(parser_, pos_)) return false;
     for (int b = 0; b < 256; ++b) {
-      if (ViableByte(static_cast<uint8_t>(b))) return false;
+      if (ViableByte(pos_, static_cast<uint8_t>(b))) return false;
     }
     return true;
   }
@@ -138,10 +138,7 @@ class MatcherImpl final : public Matcher {
       if (stepper_.CanStop(parser_, pos)) break;
       int only = -1;
       for (int b = 0; b < 256; ++b) {
-        const size_t depth = parser_.Depth();
-        LexPosition probe = pos;
-        if (!stepper_.Step(parser_, probe, static_cast<uint8_t>(b))) continue;
-        parser_.Pop(parser_.Depth() - depth);
+        if (!ViableByte(pos, static_cast<uint8_t>(b))) continue;
         if (only >= 0) {
           only = -2;
           break;
@@ -233,9 +230,10 @@ class MatcherImpl final : public Matcher {
     }
   }
 
-  bool ViableByte(uint8_t b) {
+  // Whether byte b can follow `pos` (the parser stands at pos); changes nothing.
+  bool ViableByte(const LexPosition& pos, uint8_t b) {
     const size_t depth = parser_.Depth();
-    LexPosition probe = pos_;
+    LexPosition probe = pos;
     if (!stepper_.Step(parser_, probe, b)) return false;
     parser_.Pop(parser_.Depth() - depth);
     return true;
