@@ -293,9 +293,8 @@ class Lowering {
 
   // `"key"` + whitespace + `:` for a declared key.
   Symbol Key(const std::string& key) {
-    const ExprId token = pool_.Concat(
-        std::vector<ExprId>{pool_.Literal(JsonQuoteLiteral(key)), ws_, pool_.Byte(':')});
-    return *Token(token, JsonQuoteLiteral(key) + ":", false);
+    // A literal key is never empty, so KeyToken cannot fail.
+    return *KeyToken(pool_.Literal(JsonQuoteLiteral(key)), JsonQuoteLiteral(key) + ":");
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
@@ -479,9 +478,12 @@ class Lowering {
 
   // `"key"` + whitespace + `:` for every key of a decoded key language.
   absl::StatusOr<Symbol> KeyClass(ExprId keys, const SchemaNode& node) {
-    const ExprId token =
-        pool_.Concat(std::vector<ExprId>{QuotedString(keys), ws_, pool_.Byte(':')});
-    return Token(token, "key" + node.pointer);
+    return KeyToken(QuotedString(keys), "key" + node.pointer);
+  }
+
+  // An encoded key (quotes included) + whitespace + `:`, as one lexeme.
+  absl::StatusOr<Symbol> KeyToken(ExprId quoted_key, std::string_view name) {
+    return Token(pool_.Concat(std::vector<ExprId>{quoted_key, ws_, pool_.Byte(':')}), name);
   }
 
   const Schema& schema_;
