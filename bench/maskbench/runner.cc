@@ -32,7 +32,7 @@ struct InstanceOutcome {
   bool timed_out = false;
 };
 
-InstanceOutcome ForceInstance(const Instance& instance, const std::vector<TokenId>& tokens,
+InstanceOutcome ForceInstance(const std::vector<TokenId>& tokens,
                               const std::shared_ptr<const CompiledGrammar>& grammar,
                               const RunOptions& options, Clock::time_point schema_start,
                               const std::atomic<bool>& cancelled, SchemaResult& result) {
@@ -74,7 +74,6 @@ InstanceOutcome ForceInstance(const Instance& instance, const std::vector<TokenI
       out.where = "EOS bit disagrees with CanStop()";
     }
   }
-  (void)instance;
   return out;
 }
 
@@ -125,7 +124,7 @@ SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer
   for (size_t i = 0; i < schema.tests.size(); ++i) {
     const Instance& instance = schema.tests[i];
     InstanceOutcome outcome =
-        ForceInstance(instance, tokens[i], *grammar, options, schema_start, cancelled, result);
+        ForceInstance(tokens[i], *grammar, options, schema_start, cancelled, result);
     std::string which = absl::StrCat("test ", i, " (", instance.valid ? "valid" : "invalid", "): ");
     if (outcome.timed_out) {
       result.verdict = Verdict::kTimeout;
