@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of maskd with Ninja into build/FLAVOUR.
 #   scripts/build.sh release|asan|tsan [cmake --build args...]
+#   MASKD_BUILD_DIR=build/mine scripts/build.sh release --target foo
 # ccache is keyed relative to the repository so fresh clones reuse it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,7 +18,8 @@ esac
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=1
 jobs="${MASKD_JOBS:-$(nproc)}"
-dir="$root/build/$flavour"
+# MASKD_BUILD_DIR (relative to the repository) lets parallel work keep separate trees.
+dir="$root/${MASKD_BUILD_DIR:-build/$flavour}"
 if [[ ! -f "$dir/build.ninja" ]]; then
   cmake -S "$root" -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 fi
