@@ -1,0 +1,143 @@
+#include "clients/cpp/client.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clients/cpp/status.h"
+#include "google/protobuf/wrappers.pb.h"
+#include "grpcpp/completion_queue.h"
+#include "grpcpp/generic/generic_stub.h"
+
+namespace maskd::client {
+
+const char* HealthStateName(HealthState state) {
+  switch (state) {
+    case HealthState::kUnknown:
+      return "UNKNOWN";
+    case HealthState::kServing:
+      return "SERVING";
+    case HealthState::kNotServing:
+      return "NOT_SERVING";
+    case HealthState::kServiceUnknown:
+      return "SERVICE_UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+MaskdClient::MaskdClient(const ChannelOptions& options)
+    : MaskdClient(CreateChannel(options), options.rpc_deadline) {}
+
+MaskdClient::MaskdClient(std::shared_ptr<grpc::Channel> channel, absl::Duration rpc_deadline)
+    : channel_(std::move(channel)),
+      stub_(v1::Maskd::NewStub(channel_)),
+      rpc_deadline_(rpc_deadline) {}
+
+absl::StatusOr<v1::RegisterTokenizerResponse> MaskdClient::RegisterTokenizer(
+    const v1::RegisterTokenizerRequest& request) const {
+  v1::RegisterTokenizerResponse response;
+  const grpc::Status status =
+      stub_->RegisterTokenizer(ContextWithTimeout(rpc_deadline_).get(), request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1::TokenizerInfo> MaskdClient::RegisterPreloaded(std::string name) const {
+  v1::RegisterTokenizerRequest request;
+  request.set_preloaded_name(std::move(name));
+  absl::StatusOr<v1::RegisterTokenizerResponse> response = RegisterTokenizer(request);
+  if (!response.ok()) return response.status();
+  return response->tokenizer();
+}
+
+absl::StatusOr<std::vector<v1::TokenizerInfo>> MaskdClient::ListTokenizers() const {
+  v1::ListTokenizersResponse response;
+  const grpc::Status status = stub_->ListTokenizers(ContextWithTimeout(rpc_deadline_).get(),
+                                                    v1::ListTokenizersRequest(), &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return std::vector<v1::TokenizerInfo>(response.tokenizers().begin(), response.tokenizers().end());
+}
+
+absl::StatusOr<v1::TokenizerInfo> MaskdClient::FindTokenizer(std::string_view name_or_id) const {
+  absl::StatusOr<std::vector<v1::TokenizerInfo>> all = ListTokenizers();
+  if (!all.ok()) return all.status();
+  std::vector<std::string> names;
+  for (const v1::TokenizerInfo& info : *all) {
+    if (info.name() == name_or_id || info.tokenizer_id() == name_or_id) return info;
+    names.push_back(absl::StrCat(info.name(), " (", info.tokenizer_id(), ")"));
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "the server has no tokenizer named or with id '", std::string(name_or_id),
+      "'; it has: ", names.empty() ? std::string("none") : absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<CompileResult> MaskdClient::Compile(const v1::CompileRequest& request) const {
+  v1::CompileResponse response;
+  const grpc::Status status =
+      stub_->Compile(ContextWithTimeout(rpc_deadline_).get(), request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  switch (response.result_case()) {
+    case v1::CompileResponse::kGrammar: {
+      CompileResult result;
+      result.handle = response.grammar().handle();
+      result.tokenizer_id = response.grammar().tokenizer_id();
+      result.stats = response.grammar().stats();
+      if (result.handle.empty()) {
+        return absl::InternalError("the server compiled the spec but sent an empty handle");
+      }
+      return result;
+    }
+    case v1::CompileResponse::kError:
+      return ErrorToStatus(response.error());
+    case v1::CompileResponse::RESULT_NOT_SET:
+      break;
+  }
+  return absl::InternalError("the server's CompileResponse has neither a grammar nor an error");
+}
+
+absl::StatusOr<CompileResult> MaskdClient::Compile(std::string tokenizer_id,
+                                                   v1::ConstraintSpec spec,
+                                                   v1::CompileOptions options) const {
+  v1::CompileRequest request;
+  request.set_tokenizer_id(std::move(tokenizer_id));
+  *request.mutable_spec() = std::move(spec);
+  *request.mutable_options() = std::move(options);
+  return Compile(request);
+}
+
+absl::StatusOr<HealthState> MaskdClient::CheckHealth(const std::string& service) const {
+  // grpc.health.v1 without its generated code (Debian ships neither the
+  // .proto nor the C++): HealthCheckRequest{string service = 1} and
+  // HealthCheckResponse{enum status = 1} have exactly the wire form of the
+  // well-known StringValue and Int32Value, so those carry them through a
+  // generic stub. A private copy of health.proto would clash in the protobuf
+  // registry with any other copy linked into the same binary.
+  using HealthStub =
+      grpc::TemplatedGenericStub<google::protobuf::StringValue, google::protobuf::Int32Value>;
+  HealthStub stub(channel_);
+  google::protobuf::StringValue request;
+  request.set_value(service);
+  google::protobuf::Int32Value response;
+  grpc::Status status;
+  grpc::CompletionQueue queue;
+  std::unique_ptr<grpc::ClientContext> context = ContextWithTimeout(rpc_deadline_);
+  auto call = stub.PrepareUnaryCall(context.get(), "/grpc.health.v1.Health/Check", request, &queue);
+  call->StartCall();
+  call->Finish(&response, &status, nullptr);
+  void* tag = nullptr;
+  bool ok = false;
+  if (!queue.Next(&tag, &ok)) return absl::InternalError("health check: completion queue closed");
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+  if (!status.ok()) return FromGrpcStatus(status);
+  const int32_t state = response.value();
+  if (state < 0 || state > 3) {
+    return absl::InternalError(absl::StrCat("health check: unknown serving status ", state));
+  }
+  return static_cast<HealthState>(state);
+}
+
+std::unique_ptr<Session> MaskdClient::StartSession(const SessionOptions& options) const {
+  return std::make_unique<Session>(stub_.get(), options);
+}
+
+}  // namespace maskd::client

@@ -1,0 +1,133 @@
+#include "clients/cpp/mask.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "absl/strings/str_cat.h"
+
+namespace maskd::client {
+namespace {
+
+// Checks a token id list is strictly ascending and below vocab_size; `field`
+// names it in errors ("allow_list").
+absl::Status CheckIdList(const v1::TokenIdList& list, uint32_t vocab_size, const char* field) {
+  for (int i = 0; i < list.token_ids_size(); ++i) {
+    const uint32_t id = list.token_ids(i);
+    if (id >= vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("mask.", field, ".token_ids[", i, "] = ", id,
+                                                     " is not below vocab_size ", vocab_size));
+    }
+    if (i > 0 && id <= list.token_ids(i - 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("mask.", field, ".token_ids[", i, "] = ", id,
+                                                     " is not above the id before it (",
+                                                     list.token_ids(i - 1), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void SetBit(std::vector<uint32_t>& words, uint32_t id) { words[id / 32] |= 1u << (id % 32); }
+
+}  // namespace
+
+absl::StatusOr<TokenMask> TokenMask::Decode(const v1::Mask& mask) {
+  const uint32_t vocab_size = mask.vocab_size();
+  if (vocab_size == 0) return absl::InvalidArgumentError("mask.vocab_size is 0");
+  const size_t word_count = (static_cast<size_t>(vocab_size) + 31) / 32;
+  std::vector<uint32_t> words;
+  switch (mask.encoding_case()) {
+    case v1::Mask::kBitmask: {
+      const auto& wire = mask.bitmask().words();
+      if (static_cast<size_t>(wire.size()) != word_count) {
+        return absl::InvalidArgumentError(absl::StrCat("mask.bitmask has ", wire.size(),
+                                                       " words; vocab_size ", vocab_size, " needs ",
+                                                       word_count));
+      }
+      words.assign(wire.begin(), wire.end());
+      const uint32_t tail_bits = vocab_size % 32;
+      if (tail_bits != 0 && (words.back() >> tail_bits) != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("mask.bitmask sets bits at or past vocab_size ", vocab_size));
+      }
+      break;
+    }
+    case v1::Mask::kAllowList: {
+      if (absl::Status s = CheckIdList(mask.allow_list(), vocab_size, "allow_list"); !s.ok()) {
+        return s;
+      }
+      words.assign(word_count, 0);
+      for (uint32_t id : mask.allow_list().token_ids()) SetBit(words, id);
+      break;
+    }
+    case v1::Mask::kDenyList: {
+      if (absl::Status s = CheckIdList(mask.deny_list(), vocab_size, "deny_list"); !s.ok()) {
+        return s;
+      }
+      words.assign(word_count, ~uint32_t{0});
+      if (vocab_size % 32 != 0) words.back() = (uint32_t{1} << (vocab_size % 32)) - 1;
+      for (uint32_t id : mask.deny_list().token_ids()) words[id / 32] &= ~(1u << (id % 32));
+      break;
+    }
+    case v1::Mask::ENCODING_NOT_SET:
+      return absl::InvalidArgumentError("mask has no encoding (bitmask, allow_list or deny_list)");
+  }
+  uint32_t allowed = 0;
+  for (uint32_t w : words) allowed += static_cast<uint32_t>(std::popcount(w));
+  if (allowed != mask.allowed_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("mask.allowed_count is ", mask.allowed_count(),
+                                                   " but the ", MaskEncodingName(mask), " allows ",
+                                                   allowed, " tokens"));
+  }
+  return TokenMask(vocab_size, std::move(words), allowed);
+}
+
+std::vector<TokenId> TokenMask::AllowedTokens() const {
+  std::vector<TokenId> ids;
+  ids.reserve(allowed_count_);
+  for (size_t w = 0; w < words_.size(); ++w) {
+    for (uint32_t bits = words_[w]; bits != 0; bits &= bits - 1) {
+      ids.push_back(static_cast<TokenId>(w * 32 + std::countr_zero(bits)));
+    }
+  }
+  return ids;
+}
+
+bool MaskAllows(const v1::Mask& mask, TokenId token) {
+  if (token >= mask.vocab_size()) return false;
+  switch (mask.encoding_case()) {
+    case v1::Mask::kBitmask: {
+      const auto& words = mask.bitmask().words();
+      const int word = static_cast<int>(token / 32);
+      return word < words.size() && ((words[word] >> (token % 32)) & 1u) != 0;
+    }
+    case v1::Mask::kAllowList: {
+      const auto& ids = mask.allow_list().token_ids();
+      return std::binary_search(ids.begin(), ids.end(), token);
+    }
+    case v1::Mask::kDenyList: {
+      const auto& ids = mask.deny_list().token_ids();
+      return !std::binary_search(ids.begin(), ids.end(), token);
+    }
+    case v1::Mask::ENCODING_NOT_SET:
+      break;
+  }
+  return false;
+}
+
+size_t MaskWireBytes(const v1::Mask& mask) { return mask.ByteSizeLong(); }
+
+const char* MaskEncodingName(const v1::Mask& mask) {
+  switch (mask.encoding_case()) {
+    case v1::Mask::kBitmask:
+      return "bitmask";
+    case v1::Mask::kAllowList:
+      return "allow_list";
+    case v1::Mask::kDenyList:
+      return "deny_list";
+    case v1::Mask::ENCODING_NOT_SET:
+      break;
+  }
+  return "none";
+}
+
+}  // namespace maskd::client

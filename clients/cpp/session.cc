@@ -1,0 +1,143 @@
+#include "clients/cpp/session.h"
+
+#include "absl/strings/str_cat.h"
+#include "clients/cpp/status.h"
+
+namespace maskd::client {
+
+absl::Status SequenceResult::status() const {
+  return proto_.has_error() ? ErrorToStatus(proto_.error()) : absl::OkStatus();
+}
+
+absl::StatusOr<TokenMask> SequenceResult::DecodeMask() const {
+  if (!proto_.has_mask()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sequence ", proto_.sequence_id(), " has no mask in this result"));
+  }
+  return TokenMask::Decode(proto_.mask());
+}
+
+Session::Session(v1::Maskd::Stub* stub, const SessionOptions& options) {
+  if (options.stream_deadline != absl::InfiniteDuration()) {
+    context_.set_deadline(absl::ToChronoTime(absl::Now() + options.stream_deadline));
+  }
+  stream_ = stub->Session(&context_);
+}
+
+Session::~Session() {
+  if (!finished_) {
+    context_.TryCancel();
+    const grpc::Status ignored = stream_->Finish();  // a cancelled stream's status says nothing
+    (void)ignored;
+  }
+}
+
+void Session::Open(uint64_t sequence_id, std::string handle, const OpenOptions& options) {
+  v1::SequenceOp* op = pending_.add_ops();
+  op->set_sequence_id(sequence_id);
+  v1::OpenSequence* open = op->mutable_open();
+  open->set_handle(std::move(handle));
+  open->set_mask_encoding(options.encoding);
+  open->set_max_rollback_tokens(options.max_rollback_tokens);
+}
+
+void Session::OpenInline(uint64_t sequence_id, v1::CompileRequest compile,
+                         const OpenOptions& options) {
+  v1::SequenceOp* op = pending_.add_ops();
+  op->set_sequence_id(sequence_id);
+  v1::OpenSequence* open = op->mutable_open();
+  *open->mutable_compile() = std::move(compile);
+  open->set_mask_encoding(options.encoding);
+  open->set_max_rollback_tokens(options.max_rollback_tokens);
+}
+
+void Session::Advance(uint64_t sequence_id, std::span<const TokenId> tokens,
+                      const AdvanceOptions& options) {
+  v1::SequenceOp* op = pending_.add_ops();
+  op->set_sequence_id(sequence_id);
+  v1::AdvanceSequence* advance = op->mutable_advance();
+  advance->set_rollback_tokens(options.rollback_tokens);
+  advance->mutable_tokens()->Add(tokens.begin(), tokens.end());
+  advance->mutable_draft_tokens()->Add(options.draft_tokens.begin(), options.draft_tokens.end());
+  advance->set_omit_mask(options.omit_mask);
+}
+
+void Session::Rollback(uint64_t sequence_id, uint32_t tokens) {
+  AdvanceOptions options;
+  options.rollback_tokens = tokens;
+  Advance(sequence_id, {}, options);
+}
+
+void Session::Close(uint64_t sequence_id) {
+  v1::SequenceOp* op = pending_.add_ops();
+  op->set_sequence_id(sequence_id);
+  op->mutable_close();
+}
+
+absl::Status Session::Fail(const std::string& what) {
+  finished_ = true;
+  finish_status_ = FromGrpcStatus(stream_->Finish());
+  // A clean end without an answer is still a failure of this step.
+  broken_ = finish_status_.ok()
+                ? absl::UnavailableError(absl::StrCat(what, ": the server ended the stream"))
+                : finish_status_;
+  return broken_;
+}
+
+absl::StatusOr<v1::StepResponse> Session::Send(v1::StepRequest request) {
+  if (!broken_.ok()) return broken_;
+  if (finished_) return absl::FailedPreconditionError("the session stream was finished");
+
+  const uint64_t request_id = next_request_id_++;
+  request.set_request_id(request_id);
+  last_request_bytes_ = request.ByteSizeLong();
+  if (!stream_->Write(request)) return Fail("sending a step");
+  v1::StepResponse response;
+  if (!stream_->Read(&response)) return Fail("reading a step response");
+  last_response_bytes_ = response.ByteSizeLong();
+  if (response.request_id() != request_id) {
+    context_.TryCancel();
+    Fail("response out of order").IgnoreError();
+    broken_ =
+        absl::InternalError(absl::StrCat("the server answered request ", response.request_id(),
+                                         " while ", request_id, " was expected"));
+    return broken_;
+  }
+  if (response.results_size() != request.ops_size()) {
+    context_.TryCancel();
+    Fail("wrong result count").IgnoreError();
+    broken_ = absl::InternalError(absl::StrCat("request ", request_id, " had ", request.ops_size(),
+                                               " ops but the response has ",
+                                               response.results_size(), " results"));
+    return broken_;
+  }
+  return response;
+}
+
+absl::StatusOr<std::vector<SequenceResult>> Session::Step() {
+  v1::StepRequest request;
+  request.Swap(&pending_);
+  absl::StatusOr<v1::StepResponse> response = Send(std::move(request));
+  if (!response.ok()) return response.status();
+  std::vector<SequenceResult> results;
+  results.reserve(response->results_size());
+  for (v1::SequenceResult& result : *response->mutable_results()) {
+    results.emplace_back(std::move(result));
+  }
+  return results;
+}
+
+absl::Status Session::Finish() {
+  if (finished_) return finish_status_;
+  finished_ = true;
+  stream_->WritesDone();
+  // Drain responses the server may still send (none in normal use: every
+  // request was answered before Step returned).
+  v1::StepResponse ignored;
+  while (stream_->Read(&ignored)) {
+  }
+  finish_status_ = FromGrpcStatus(stream_->Finish());
+  return finish_status_;
+}
+
+}  // namespace maskd::client
