@@ -15,18 +15,20 @@ absl::Status ErrorToStatus(const v1::Error& error) {
   const absl::StatusCode code =
       error.code() == 0 ? absl::StatusCode::kUnknown : static_cast<absl::StatusCode>(error.code());
   absl::Status status(code, error.message());
-  if (error.has_location()) {
-    status.SetPayload(kSourceLocationPayload, absl::Cord(error.location().SerializeAsString()));
-  }
+  status.SetPayload(kItemErrorPayload, absl::Cord(error.SerializeAsString()));
   return status;
 }
 
+bool IsItemError(const absl::Status& status) {
+  return status.GetPayload(kItemErrorPayload).has_value();
+}
+
 std::optional<v1::SourceLocation> SourceLocationOf(const absl::Status& status) {
-  auto payload = status.GetPayload(kSourceLocationPayload);
+  auto payload = status.GetPayload(kItemErrorPayload);
   if (!payload) return std::nullopt;
-  v1::SourceLocation location;
-  if (!location.ParseFromString(std::string(*payload))) return std::nullopt;
-  return location;
+  v1::Error error;
+  if (!error.ParseFromString(std::string(*payload)) || !error.has_location()) return std::nullopt;
+  return error.location();
 }
 
 std::string DescribeLocation(const v1::SourceLocation& location) {

@@ -13,16 +13,20 @@
 
 namespace maskd::client {
 
-// The payload key under which ErrorToStatus stores a serialized
-// maskd.v1.SourceLocation (absl::Status payloads are keyed by type URL).
-inline constexpr char kSourceLocationPayload[] = "type.googleapis.com/maskd.v1.SourceLocation";
+// The payload key under which ErrorToStatus stores the serialized
+// maskd.v1.Error (absl::Status payloads are keyed by type URL).
+inline constexpr char kItemErrorPayload[] = "type.googleapis.com/maskd.v1.Error";
 
 // Same code (the numbers are shared), same message.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// A per-item error from the server. The message is kept verbatim; the
-// location, when the server gave one, rides along as a payload.
+// A per-item error from the server. The message is kept verbatim; the whole
+// Error (location included) rides along as a payload.
 absl::Status ErrorToStatus(const v1::Error& error);
+
+// True for statuses made by ErrorToStatus: the server judged the item (a
+// spec, a sequence op) rather than failing the call.
+bool IsItemError(const absl::Status& status);
 
 // The location attached by ErrorToStatus, if any.
 std::optional<v1::SourceLocation> SourceLocationOf(const absl::Status& status);

@@ -129,6 +129,8 @@ TEST(ClientStatusTest, WireErrorsKeepCodeMessageAndLocation) {
   const absl::Status status = ErrorToStatus(error);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(status.message(), "unsupported keyword 'not'");
+  EXPECT_TRUE(IsItemError(status));
+  EXPECT_FALSE(IsItemError(absl::UnimplementedError("unsupported keyword 'not'")));
   ASSERT_TRUE(SourceLocationOf(status).has_value());
   EXPECT_EQ(DescribeLocation(*SourceLocationOf(status)), "/properties/a/not");
 

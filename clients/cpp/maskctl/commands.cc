@@ -1,0 +1,47 @@
+#include "clients/cpp/maskctl/commands.h"
+
+namespace maskd::maskctl {
+
+const std::vector<Command>& AllCommands() {
+  static const std::vector<Command>* commands = new std::vector<Command>{
+      {"compile",
+       "compile [SPEC_FILE]",
+       "Compiles a spec on the server and prints its handle, compile time and stats, or the\n"
+       "server's error naming the offending part (JSON pointer or line:column).\n"
+       "The kind comes from --kind or the extension: .json json_schema, .regex/.re regex,\n"
+       ".gbnf/.lark/.ebnf grammars, .txt choices (one per line); --kind=builtin_json takes no\n"
+       "file.",
+       {"server", "deadline", "tokenizer", "kind", "start_rule", "whitespace"},
+       RunCompile},
+      {"check",
+       "check HANDLE TEXT",
+       "Tokenizes TEXT (\"-\": stdin) with a local copy of the server's tokenizer (maskd has\n"
+       "no tokenize RPC; the copy's content hash must equal the server's id), runs it\n"
+       "through a session on HANDLE and says whether it matches; if not, the byte offset\n"
+       "and token index where it leaves the grammar.",
+       {"server", "deadline", "tokenizer", "tokenizer_dir"},
+       RunCheck},
+      {"generate",
+       "generate [SPEC_FILE] --random [--seed N] [--max_tokens N]",
+       "Constrained random generation through the server: compiles the spec, then samples\n"
+       "uniformly among the allowed tokens, taking jump-forward tokens when the grammar\n"
+       "forces them, until EOS, MUST_STOP or --max_tokens. Prints the output on stdout and a\n"
+       "summary on stderr. The same seed gives the same output.",
+       {"server", "deadline", "tokenizer", "tokenizer_dir", "kind", "start_rule", "whitespace",
+        "random", "seed", "max_tokens"},
+       RunGenerate},
+      {"health",
+       "health [--service NAME]",
+       "Standard gRPC health check; prints SERVING, NOT_SERVING, ...",
+       {"server", "deadline", "service"},
+       RunHealth},
+      {"tokenizers",
+       "tokenizers",
+       "Lists the server's tokenizers.",
+       {"server", "deadline"},
+       RunTokenizers},
+  };
+  return *commands;
+}
+
+}  // namespace maskd::maskctl

@@ -1,0 +1,38 @@
+#include "clients/cpp/maskctl/common.h"
+
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "clients/cpp/maskctl/exit_codes.h"
+#include "clients/cpp/maskctl/flags.h"
+#include "clients/cpp/status.h"
+
+namespace maskd::maskctl {
+
+std::unique_ptr<client::MaskdClient> ClientFromFlags() {
+  client::ChannelOptions options;
+  options.target = absl::GetFlag(FLAGS_server);
+  options.rpc_deadline = absl::GetFlag(FLAGS_deadline);
+  return std::make_unique<client::MaskdClient>(options);
+}
+
+int Fail(std::string_view command, int exit_code, absl::string_view message) {
+  std::cerr << "maskctl " << command << ": " << message << "\n";
+  return exit_code;
+}
+
+int FailWithStatus(std::string_view command, const absl::Status& status, int item_exit_code) {
+  std::string message =
+      absl::StrCat(absl::StatusCodeToString(status.code()), ": ", std::string(status.message()));
+  if (std::optional<v1::SourceLocation> location = client::SourceLocationOf(status)) {
+    absl::StrAppend(&message, " (at ", client::DescribeLocation(*location), ")");
+  }
+  return Fail(command, client::IsItemError(status) ? item_exit_code : kExitServerError, message);
+}
+
+std::string Printable(std::string_view bytes) { return absl::Utf8SafeCEscape(std::string(bytes)); }
+
+}  // namespace maskd::maskctl

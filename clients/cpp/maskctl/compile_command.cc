@@ -1,0 +1,54 @@
+// maskctl compile SPEC_FILE: compiles on the server, prints the handle and
+// the compile stats, or the server's precise error.
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "clients/cpp/maskctl/commands.h"
+#include "clients/cpp/maskctl/common.h"
+#include "clients/cpp/maskctl/exit_codes.h"
+#include "clients/cpp/maskctl/flags.h"
+#include "clients/cpp/maskctl/spec_file.h"
+#include "clients/cpp/spec.h"
+
+namespace maskd::maskctl {
+
+int RunCompile(const Args& args) {
+  constexpr char kName[] = "compile";
+  if (args.size() > 1) return Fail(kName, kExitUsage, "takes one SPEC_FILE");
+  const std::string path = args.empty() ? "" : args[0];
+  absl::StatusOr<v1::ConstraintSpec> spec =
+      ReadSpecFile(path, absl::GetFlag(FLAGS_kind), absl::GetFlag(FLAGS_start_rule));
+  if (!spec.ok()) return Fail(kName, kExitUsage, spec.status().message());
+  absl::StatusOr<v1::CompileOptions> options =
+      CompileOptionsFromFlags(absl::GetFlag(FLAGS_whitespace));
+  if (!options.ok()) return Fail(kName, kExitUsage, options.status().message());
+
+  std::unique_ptr<client::MaskdClient> client = ClientFromFlags();
+  absl::StatusOr<v1::TokenizerInfo> tokenizer =
+      client->FindTokenizer(absl::GetFlag(FLAGS_tokenizer));
+  if (!tokenizer.ok()) return FailWithStatus(kName, tokenizer.status(), kExitServerError);
+  const char* kind = client::SpecKindName(*spec);
+  absl::StatusOr<client::CompileResult> result =
+      client->Compile(tokenizer->tokenizer_id(), *std::move(spec), *std::move(options));
+  if (!result.ok()) return FailWithStatus(kName, result.status(), kExitRejected);
+
+  const v1::CompileStats& stats = result->stats;
+  const double compile_ms = static_cast<double>(stats.compile_time().seconds()) * 1e3 +
+                            stats.compile_time().nanos() / 1e6;
+  std::cout << "handle: " << result->handle << "\n"
+            << "tokenizer: " << tokenizer->name() << " (" << result->tokenizer_id << ")\n"
+            << "kind: " << kind << "\n"
+            << "compile_time: " << absl::StrFormat("%.3f ms", compile_ms) << "\n"
+            << "cache_hit: " << (stats.cache_hit() ? "true" : "false") << "\n"
+            << "lexer_states: " << stats.lexer_states() << "\n"
+            << "grammar_rules: " << stats.grammar_rules() << "\n"
+            << "size_bytes: " << stats.size_bytes() << "\n";
+  if (stats.ignored_keywords_size() > 0) {
+    std::cout << "ignored_keywords: " << absl::StrJoin(stats.ignored_keywords(), ", ") << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace maskd::maskctl

@@ -1,0 +1,27 @@
+// Reading a spec file for `maskctl compile` / `generate`: which kind it is
+// (the --kind flag, else the extension) and the ConstraintSpec it becomes.
+#ifndef MASKD_CLIENTS_CPP_MASKCTL_SPEC_FILE_H_
+#define MASKD_CLIENTS_CPP_MASKCTL_SPEC_FILE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "maskd/v1/compile.pb.h"
+
+namespace maskd::maskctl {
+
+// `kind`: json_schema, regex, gbnf, lark, ebnf, choices, builtin_json, or
+// empty to take it from `path`'s extension. `path` may be empty only for
+// builtin_json. Errors (InvalidArgument / NotFound) name the file or flag.
+absl::StatusOr<v1::ConstraintSpec> ReadSpecFile(const std::string& path, const std::string& kind,
+                                                const std::string& start_rule);
+
+// Reads a whole file; NotFound naming it when it cannot be opened.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+// --whitespace (compact|flexible|bounded|empty) as CompileOptions.
+absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const std::string& whitespace);
+
+}  // namespace maskd::maskctl
+
+#endif  // MASKD_CLIENTS_CPP_MASKCTL_SPEC_FILE_H_
