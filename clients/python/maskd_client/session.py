@@ -1,0 +1,264 @@
+"""The batched Session stream (synchronous flavour) and the request building both flavours share.
+
+One StepRequest carries ops for many sequences; the server answers each request
+with one StepResponse, in order. A Session sends one request at a time from a
+single worker thread, so it may be used from several threads and `submit`
+returns a future that overlaps the round trip with the caller's own work.
+"""
+import concurrent.futures
+import itertools
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import grpc
+import numpy as np
+
+from ._proto import session_pb2
+from .errors import MaskdError, ProtocolError, from_rpc_error
+from .results import StepResult
+from .server_types import CompiledGrammar
+from .specs import CompileOptions, Spec, compile_request
+
+_ENCODINGS = {
+    "auto": session_pb2.MASK_ENCODING_AUTO,
+    "bitmask": session_pb2.MASK_ENCODING_BITMASK,
+    "allow_list": session_pb2.MASK_ENCODING_ALLOW_LIST,
+    "deny_list": session_pb2.MASK_ENCODING_DENY_LIST,
+}
+
+GrammarRef = Union[str, CompiledGrammar, Spec]
+
+
+@dataclass(frozen=True)
+class Open:
+    """Opens a sequence on a handle, a CompiledGrammar, or a spec compiled inline.
+
+    An inline spec needs a tokenizer id (here or the session's default).
+    """
+    grammar: GrammarRef
+    tokenizer_id: Optional[str] = None
+    options: Optional[CompileOptions] = None
+    mask_encoding: Optional[str] = None  # None: the session's default
+    max_rollback_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Advance:
+    """Rollback first, then the committed tokens, then the drafts to verify."""
+    tokens: Sequence[int] = ()
+    rollback: int = 0
+    drafts: Sequence[int] = ()
+    omit_mask: bool = False
+
+
+AdvanceArg = Union[Advance, Sequence[int], np.ndarray]
+
+
+def _token_list(tokens, what: str, seq_id: int) -> List[int]:
+    out = [int(t) for t in tokens]
+    for t in out:
+        if not 0 <= t < 2**32:
+            raise ValueError(f"sequence {seq_id}: {what} holds {t}, not a token id")
+    return out
+
+
+class RequestBuilder:
+    """Turns open/advance/close arguments into StepRequests (shared by sync and asyncio)."""
+
+    def __init__(self, tokenizer_id: Optional[str], mask_encoding: str):
+        if mask_encoding not in _ENCODINGS:
+            raise ValueError(f"mask_encoding {mask_encoding!r}: expected one of "
+                             f"{', '.join(sorted(_ENCODINGS))}")
+        self.tokenizer_id = tokenizer_id
+        self.mask_encoding = mask_encoding
+        self._request_ids = itertools.count(1)
+        self._seq_ids = itertools.count(1 << 62)  # away from small ids callers pick themselves
+        self._lock = threading.Lock()
+
+    def new_seq_id(self) -> int:
+        with self._lock:
+            return next(self._seq_ids)
+
+    def _open_op(self, seq_id: int, spec: Union[Open, GrammarRef]) -> session_pb2.SequenceOp:
+        if not isinstance(spec, Open):
+            spec = Open(spec)
+        encoding = spec.mask_encoding or self.mask_encoding
+        if encoding not in _ENCODINGS:
+            raise ValueError(f"sequence {seq_id}: mask_encoding {encoding!r}: expected one of "
+                             f"{', '.join(sorted(_ENCODINGS))}")
+        op = session_pb2.OpenSequence(mask_encoding=_ENCODINGS[encoding],
+                                      max_rollback_tokens=spec.max_rollback_tokens)
+        grammar = spec.grammar
+        if isinstance(grammar, CompiledGrammar):
+            grammar = grammar.handle
+        if isinstance(grammar, str):
+            if not grammar:
+                raise ValueError(f"sequence {seq_id}: empty grammar handle")
+            op.handle = grammar
+        else:
+            tokenizer_id = spec.tokenizer_id or self.tokenizer_id
+            if not tokenizer_id:
+                raise ValueError(f"sequence {seq_id}: an inline spec needs a tokenizer_id "
+                                 "(on Open or on the session)")
+            op.compile.CopyFrom(compile_request(tokenizer_id, grammar, spec.options))
+        return session_pb2.SequenceOp(sequence_id=seq_id, open=op)
+
+    @staticmethod
+    def _advance_op(seq_id: int, advance: AdvanceArg) -> session_pb2.SequenceOp:
+        if not isinstance(advance, Advance):
+            advance = Advance(tokens=advance)
+        if advance.rollback < 0:
+            raise ValueError(f"sequence {seq_id}: rollback {advance.rollback} < 0")
+        op = session_pb2.AdvanceSequence(
+            rollback_tokens=advance.rollback, tokens=_token_list(advance.tokens, "tokens", seq_id),
+            draft_tokens=_token_list(advance.drafts, "drafts", seq_id), omit_mask=advance.omit_mask)
+        return session_pb2.SequenceOp(sequence_id=seq_id, advance=op)
+
+    def build(self, advances: Optional[Mapping[int, AdvanceArg]],
+              opens: Optional[Mapping[int, Union[Open, GrammarRef]]],
+              closes: Iterable[int]) -> session_pb2.StepRequest:
+        """Opens first, then advances, then closes; each sequence at most once."""
+        ops = []
+        seen = set()
+
+        def claim(seq_id):
+            if not 0 <= seq_id < 2**64:
+                raise ValueError(f"sequence id {seq_id} is not a uint64")
+            if seq_id in seen:
+                raise ValueError(f"sequence {seq_id} appears twice in one step")
+            seen.add(seq_id)
+
+        for seq_id, spec in (opens or {}).items():
+            claim(seq_id)
+            ops.append(self._open_op(seq_id, spec))
+        for seq_id, advance in (advances or {}).items():
+            claim(seq_id)
+            ops.append(self._advance_op(seq_id, advance))
+        for seq_id in closes:
+            claim(seq_id)
+            ops.append(session_pb2.SequenceOp(sequence_id=seq_id,
+                                              close=session_pb2.CloseSequence()))
+        with self._lock:
+            request_id = next(self._request_ids)
+        return session_pb2.StepRequest(request_id=request_id, ops=ops)
+
+
+def parse_response(request: session_pb2.StepRequest,
+                   response: session_pb2.StepResponse) -> Dict[int, StepResult]:
+    if response.request_id != request.request_id:
+        raise ProtocolError(f"response to request {response.request_id} while waiting for "
+                            f"{request.request_id}")
+    if len(response.results) != len(request.ops):
+        raise ProtocolError(f"request {request.request_id} had {len(request.ops)} ops but the "
+                            f"response has {len(response.results)} results")
+    out = {}
+    for op, result in zip(request.ops, response.results):
+        if op.sequence_id != result.sequence_id:
+            raise ProtocolError(f"result for sequence {result.sequence_id} where sequence "
+                                f"{op.sequence_id} was expected")
+        out[op.sequence_id] = StepResult.from_proto(result)
+    return out
+
+
+class _Closed:
+    pass
+
+
+_END = _Closed()
+
+
+class Session:
+    """One Session stream. Use as a context manager, or call end() when done.
+
+    step() returns {seq_id: StepResult} and never raises per-sequence errors
+    (see StepResult.error); it raises MaskdError when the stream itself fails,
+    after which the session is unusable. open/advance/rollback/close are
+    one-sequence shortcuts that raise the sequence's error.
+    """
+
+    def __init__(self, stub, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
+                 timeout: Optional[float] = None, metadata: Optional[Sequence[Tuple[str,
+                                                                                     str]]] = None):
+        self._builder = RequestBuilder(tokenizer_id, mask_encoding)
+        self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._responses = stub.Session(iter(self._requests.get, _END), timeout=timeout,
+                                       metadata=metadata)
+        self._worker = concurrent.futures.ThreadPoolExecutor(1,
+                                                             thread_name_prefix="maskd-session")
+        self._failure: Optional[MaskdError] = None
+        self._ended = False
+
+    def new_seq_id(self) -> int:
+        """A fresh id, distinct from other new_seq_id() results of this session."""
+        return self._builder.new_seq_id()
+
+    def _round_trip(self, request) -> Dict[int, StepResult]:
+        if self._failure is not None:
+            raise self._failure
+        self._requests.put(request)
+        try:
+            response = next(self._responses)
+        except StopIteration:
+            self._failure = MaskdError(grpc.StatusCode.UNAVAILABLE, "the Session stream ended")
+            raise self._failure from None
+        except grpc.RpcError as e:
+            self._failure = from_rpc_error(e)
+            raise self._failure from None
+        try:
+            return parse_response(request, response)
+        except ProtocolError as e:
+            self._failure = e
+            raise
+
+    def submit(self, advances: Optional[Mapping[int, AdvanceArg]] = None, *,
+               open: Optional[Mapping[int, Union[Open, GrammarRef]]] = None,
+               close: Iterable[int] = ()) -> "concurrent.futures.Future[Dict[int, StepResult]]":
+        """Sends one step now; the future resolves to step()'s result."""
+        if self._ended:
+            raise MaskdError(grpc.StatusCode.FAILED_PRECONDITION, "the session has ended")
+        request = self._builder.build(advances, open, close)
+        return self._worker.submit(self._round_trip, request)
+
+    def step(self, advances: Optional[Mapping[int, AdvanceArg]] = None, *,
+             open: Optional[Mapping[int, Union[Open, GrammarRef]]] = None,
+             close: Iterable[int] = ()) -> Dict[int, StepResult]:
+        """One batched step: opens, then {seq_id: tokens or Advance}, then closes."""
+        return self.submit(advances, open=open, close=close).result()
+
+    def open(self, seq_id: int, grammar: GrammarRef, **kwargs) -> StepResult:
+        """Opens one sequence (kwargs as Open's) and returns its first mask."""
+        return self.step(open={seq_id: Open(grammar, **kwargs)})[seq_id].raise_for_error()
+
+    def advance(self, seq_id: int, tokens: Sequence[int] = (), **kwargs) -> StepResult:
+        """Advances one sequence (kwargs as Advance's)."""
+        return self.step({seq_id: Advance(tokens, **kwargs)})[seq_id].raise_for_error()
+
+    def rollback(self, seq_id: int, n: int, tokens: Sequence[int] = ()) -> StepResult:
+        """Undoes the last n tokens, then accepts `tokens`."""
+        return self.advance(seq_id, tokens, rollback=n)
+
+    def close(self, *seq_ids: int) -> None:
+        """Closes sequences; raises the first sequence's error (e.g. NOT_FOUND)."""
+        for result in self.step(close=seq_ids).values():
+            result.raise_for_error()
+
+    def end(self) -> None:
+        """Half-closes the stream (the server closes what is still open) and waits for it."""
+        if self._ended:
+            return
+        self._ended = True
+        self._worker.shutdown(wait=True)
+        self._requests.put(_END)
+        try:
+            for _ in self._responses:
+                pass
+        except grpc.RpcError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.end()
