@@ -21,6 +21,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # reference tokenizers (node) and corpus generation (python)
   nodejs npm python3
+  # deployment checks (tests/deploy): YAML lint and parsing, Prometheus + promtool
+  yamllint prometheus python3-yaml
   # Python client (clients/python): runtime, offline packaging into venvs, its tests
   python3-grpcio python3-protobuf python3-numpy python3-torch python3-jsonschema
   python3-setuptools python3-wheel python3-pip python3-venv
