@@ -1,0 +1,81 @@
+"""Runs the real maskd binary on a free loopback port for the client's integration tests.
+
+The binary comes from argv (`--maskd PATH`, set by CTest) or $MASKD_BINARY; the
+tokenizers from $MASKD_TOKENIZER_DIR (default ~/.cache/maskd/tokenizers).
+"""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+
+def tokenizer_root():
+    default = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                           "maskd", "tokenizers")
+    return os.environ.get("MASKD_TOKENIZER_DIR", default)
+
+
+def maskbench_path():
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("MASKD_MASKBENCH",
+                          os.path.join(here, "..", "..", "..", "shared", "maskbench", "dev.jsonl.gz"))
+
+
+class MaskdServer:
+    """maskd with the given preloaded tokenizers; `address` is its gRPC host:port."""
+
+    def __init__(self, binary, tokenizers=("llama3",), timeout_s=120, extra_args=()):
+        args = [
+            binary, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+            *(f"--tokenizer={name}={os.path.join(tokenizer_root(), name)}" for name in tokenizers),
+            *extra_args
+        ]
+        self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         text=True, errors="replace")
+        self._log = []
+        self._ready = threading.Event()
+        self.address = None
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._ready.wait(0.1):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("maskd did not report its gRPC address; log:\n" + self.log())
+
+    def _read_log(self):
+        marker = "maskd: grpc listening on "
+        for line in self._process.stderr:
+            self._log.append(line)
+            if marker in line and self.address is None:
+                self.address = line.split(marker, 1)[1].strip()
+                self._ready.set()
+
+    def log(self):
+        return "".join(self._log)
+
+    def stop(self):
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)
+            try:
+                self._process.wait(30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._reader.join(5)
+        self._process.stderr.close()
+        return self._process.returncode
+
+
+def binary_from_argv(argv):
+    """Pops `--maskd PATH` from argv (before unittest parses it); else $MASKD_BINARY."""
+    if "--maskd" in argv:
+        i = argv.index("--maskd")
+        path = argv[i + 1]
+        del argv[i:i + 2]
+        return path
+    path = os.environ.get("MASKD_BINARY")
+    if not path:
+        raise SystemExit("pass --maskd PATH or set MASKD_BINARY")
+    return path

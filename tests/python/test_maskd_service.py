@@ -1,0 +1,170 @@
+"""The client against the real maskd: tokenizers, Compile per spec kind and its errors, the
+Session stream (encodings, rollback, drafts, per-sequence errors), asyncio, overlap example."""
+import asyncio
+import os
+import subprocess
+import sys
+import unittest
+
+import grpc
+import numpy as np
+
+from maskd_server import MaskdServer, binary_from_argv
+from maskd_client import (Advance, AsyncMaskClient, BuiltinJson, Choices, CompileError,
+                          CompileOptions, JsonSchema, MaskClient, MaskdError, Open, Regex,
+                          SequenceError)
+
+MASKD = binary_from_argv(sys.argv)
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients",
+                       "python", "examples", "overlap_forward.py")
+
+
+def setUpModule():
+    global SERVER, CLIENT, TOKENIZER
+    SERVER = MaskdServer(MASKD)
+    CLIENT = MaskClient(SERVER.address, timeout=60)
+    TOKENIZER = CLIENT.register_tokenizer(preloaded_name="llama3")
+
+
+def tearDownModule():
+    CLIENT.close()
+    code = SERVER.stop()
+    assert code == 0, f"maskd exited with {code}; log:\n{SERVER.log()}"
+
+
+def walk(session, seq_id, first, rng, steps):
+    """Samples allowed tokens for `steps` steps; returns the tokens and each step's result."""
+    tokens, results, result = [], [first], first
+    for _ in range(steps):
+        if result.must_stop:
+            break
+        ids = result.mask.allowed_ids()
+        eos = set(TOKENIZER.eos_token_ids)
+        choices = [t for t in ids.tolist() if t not in eos]
+        token = int(rng.choice(choices))
+        result = session.advance(seq_id, [token])
+        tokens.append(token)
+        results.append(result)
+    return tokens, results
+
+
+class TokenizerAndCompileTest(unittest.TestCase):
+
+    def test_tokenizers(self):
+        self.assertEqual(TOKENIZER.vocab_size, 128256)
+        self.assertTrue(TOKENIZER.eos_token_ids)
+        self.assertIn(TOKENIZER.tokenizer_id, [t.tokenizer_id for t in CLIENT.list_tokenizers()])
+        with self.assertRaises(MaskdError) as ctx:
+            CLIENT.register_tokenizer(preloaded_name="no-such-tokenizer")
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.NOT_FOUND)
+
+    def test_each_spec_kind_compiles(self):
+        specs = [
+            JsonSchema({"type": "object", "properties": {"a": {"type": "integer"}}}),
+            Regex("[0-9]{3}-[a-z]+"),
+            Choices(["yes", "no"]),
+            BuiltinJson()
+        ]
+        for spec in specs:
+            with self.subTest(spec=spec):
+                grammar = CLIENT.compile(TOKENIZER.tokenizer_id, spec,
+                                         CompileOptions(whitespace="compact"))
+                self.assertRegex(grammar.handle, "^[0-9a-f]+$")
+                self.assertEqual(grammar.tokenizer_id, TOKENIZER.tokenizer_id)
+                again = CLIENT.compile(TOKENIZER.tokenizer_id, spec,
+                                       CompileOptions(whitespace="compact"))
+                self.assertEqual(again.handle, grammar.handle)
+
+    def test_compile_errors(self):
+        with self.assertRaises(CompileError) as ctx:
+            CLIENT.compile(
+                TOKENIZER.tokenizer_id,
+                JsonSchema({"properties": {"tags": {"type": "array", "uniqueItems": True}}}))
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.UNIMPLEMENTED)
+        self.assertIn("uniqueItems", ctx.exception.message)
+        self.assertEqual(ctx.exception.location.json_pointer, "/properties/tags")
+        with self.assertRaises(CompileError) as ctx:
+            CLIENT.compile(TOKENIZER.tokenizer_id, Regex("a(b"))
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(ctx.exception.location.line, 1)
+        with self.assertRaises(MaskdError) as ctx:
+            CLIENT.compile("0" * 32, Regex("a"))
+        self.assertNotIsInstance(ctx.exception, CompileError)
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.NOT_FOUND)
+
+
+class SessionTest(unittest.TestCase):
+
+    def test_choices_by_jump_forward(self):
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, Choices(["hello world"]))
+            self.assertEqual(first.jump_forward_bytes, b"hello world")
+            self.assertTrue(first.jump_forward_tokens)
+            done = session.advance(1, first.jump_forward_tokens)
+            self.assertTrue(done.must_stop)
+            self.assertEqual(done.mask.allowed_ids().tolist(), sorted(TOKENIZER.eos_token_ids))
+
+    def test_encodings_agree_along_a_random_walk(self):
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id, Regex("[a-z]{2,6}-[0-9]{1,3}"))
+        with CLIENT.session() as session:
+            tokens, reference = walk(session, 1, session.open(1, grammar, mask_encoding="bitmask"),
+                                     np.random.default_rng(3), 12)
+            self.assertGreater(len(tokens), 2)
+            for encoding in ("auto", "allow_list", "deny_list"):
+                results = [session.open(2, grammar, mask_encoding=encoding)]
+                results += [session.advance(2, [t]) for t in tokens]
+                session.close(2)
+                for want, got in zip(reference, results):
+                    with self.subTest(encoding=encoding):
+                        np.testing.assert_array_equal(got.mask.bits, want.mask.bits)
+                        self.assertEqual(got.stop, want.stop)
+
+    def test_rollback_drafts_and_errors(self):
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id, Regex("[a-z]{2,6}-[0-9]{1,3}"))
+        with CLIENT.session() as session:
+            first = session.open(1, grammar, max_rollback_tokens=4)
+            tokens, results = walk(session, 1, first, np.random.default_rng(5), 3)
+            back = session.rollback(1, 2)
+            np.testing.assert_array_equal(back.mask.bits, results[1].mask.bits)
+            drafts = session.step({1: Advance(drafts=tokens[1:])})[1]
+            self.assertEqual(drafts.drafts_accepted, len(tokens) - 1)
+            np.testing.assert_array_equal(drafts.mask.bits, results[-1].mask.bits)
+            disallowed = int(np.flatnonzero(~results[-1].mask.to_bool())[0])
+            results = session.step({1: [disallowed], 99: [1]}, open={2: "f" * 32})
+            self.assertEqual(results[1].error.code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertEqual(results[1].tokens_accepted, 0)
+            self.assertEqual(results[99].error.code, grpc.StatusCode.NOT_FOUND)
+            self.assertEqual(results[2].error.code, grpc.StatusCode.NOT_FOUND)
+            with self.assertRaises(SequenceError):
+                session.rollback(1, 9)
+            self.assertTrue(session.advance(1, []).ok)  # the sequence survived
+            results = session.step(open={3: Open(Regex("a("), tokenizer_id=TOKENIZER.tokenizer_id)})
+            self.assertEqual(results[3].error.code, grpc.StatusCode.INVALID_ARGUMENT)
+
+    def test_async_session(self):
+
+        async def run():
+            async with AsyncMaskClient(SERVER.address) as client:
+                info = await client.register_tokenizer(preloaded_name="llama3")
+                grammar = await client.compile(info.tokenizer_id, Choices(["yes", "no"]))
+                async with client.session() as session:
+                    first = await session.open(7, grammar)
+                    token = int(first.mask.allowed_ids()[0])
+                    after = (await session.submit({7: [token]}))[7]
+                    return first, after
+
+        first, after = asyncio.run(run())
+        self.assertFalse(first.may_stop)
+        self.assertEqual(after.tokens_accepted, 1)
+
+    def test_overlap_example_runs(self):
+        out = subprocess.run([
+            sys.executable, EXAMPLE, "--target", SERVER.address, "--batch", "4", "--steps", "6",
+            "--forward-ms", "5"
+        ], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn("saved", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
