@@ -26,14 +26,12 @@ absl::Status Unsupported(std::string_view what, const SchemaNode& node) {
   return absl::UnimplementedError(std::string(what) + At(node));
 }
 
-// Whether the node constrains instances by anything but its combinators.
-bool HasOwnConstraints(const SchemaNode& n) {
-  return n.types != kAllTypes || n.enum_values || n.min_length > 0 || n.max_length ||
-         !n.patterns.empty() || n.format || n.minimum || n.maximum || !n.multiple_of.empty() ||
-         !n.prefix_items.empty() || n.items != kTrueNode || n.min_items > 0 || n.max_items ||
-         n.unique_items || !n.properties.empty() || !n.required.empty() ||
-         !n.pattern_properties.empty() || n.additional_properties != kTrueNode ||
-         n.property_names != kTrueNode || n.min_properties > 0 || n.max_properties;
+bool Excluded(const SchemaNode& n, const JsonValue& v) {
+  const std::string key = v.CanonicalKey();
+  for (const JsonValue& x : n.excluded_values) {
+    if (x.CanonicalKey() == key) return true;
+  }
+  return false;
 }
 
 class Lowering {
@@ -131,6 +129,7 @@ class Lowering {
       Rule(nt, {Symbol::Nonterminal(nothing_)});
       return absl::OkStatus();
     }
+    if (!node.unsupported.empty()) return absl::UnimplementedError(node.unsupported);
     if (!node.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", node);
     if (node.not_schema != kNoNode) return Unsupported("\"not\"", node);
     if (node.if_schema != kNoNode) return Unsupported("if/then/else", node);
@@ -143,7 +142,8 @@ class Lowering {
       if (!node.any_of.empty() && !node.one_of.empty()) {
         return Unsupported("anyOf beside oneOf", node);
       }
-      if (HasOwnConstraints(node)) return Unsupported("anyOf/oneOf beside other constraints", node);
+      if (node.HasOwnConstraints())
+        return Unsupported("anyOf/oneOf beside other constraints", node);
       for (NodeId branch : node.any_of.empty() ? node.one_of : node.any_of) {
         Rule(nt, {Symbol::Nonterminal(Value(branch))});
       }
@@ -157,10 +157,10 @@ class Lowering {
       }
       return absl::OkStatus();
     }
-    if (node.types & kNullType) Rule(nt, {Literal("null")});
+    if ((node.types & kNullType) && !Excluded(node, JsonValue())) Rule(nt, {Literal("null")});
     if (node.types & kBooleanType) {
-      Rule(nt, {Literal("true")});
-      Rule(nt, {Literal("false")});
+      if (!Excluded(node, JsonValue::Boolean(true))) Rule(nt, {Literal("true")});
+      if (!Excluded(node, JsonValue::Boolean(false))) Rule(nt, {Literal("false")});
     }
     if (node.types & kNumberTypes) {
       absl::StatusOr<Symbol> number = Number(node);
@@ -230,9 +230,12 @@ class Lowering {
 
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
     const bool integers_only = !(node.types & kFractionType);
-    if (!(node.types & kIntegerType)) return Unsupported("numbers that must not be integers", node);
+    const bool fractions_only = !(node.types & kIntegerType);
     absl::StatusOr<std::string> re;
-    if (node.multiple_of.empty()) {
+    if (fractions_only) {
+      if (!node.multiple_of.empty()) return Unsupported("multipleOf on non-integers", node);
+      re = NumberRangeRegex(node.minimum, node.maximum);
+    } else if (node.multiple_of.empty()) {
       re = integers_only ? IntegerRangeRegex(node.minimum, node.maximum)
                          : NumberRangeRegex(node.minimum, node.maximum);
     } else if (node.multiple_of.size() == 1 && integers_only) {
@@ -242,7 +245,29 @@ class Lowering {
     }
     if (!re.ok())
       return absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node)));
-    return Pattern(*re, (integers_only ? "integer" : "number") + node.pointer);
+    absl::StatusOr<ExprId> numbers =
+        regex::ParseEcmaRegex(*re, &pool_, regex::MatchMode::kFullMatch);
+    if (!numbers.ok()) return numbers.status();
+    if (fractions_only) {
+      absl::StatusOr<ExprId> non_integers =
+          regex::ParseEcmaRegex(NonIntegerNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
+      if (!non_integers.ok()) return non_integers.status();
+      *numbers = pool_.And(*numbers, *non_integers);
+    }
+    // Values excluded by a negated enum/const, in every spelling.
+    std::vector<ExprId> excluded;
+    for (const JsonValue& v : node.excluded_values) {
+      if (v.kind() != JsonValue::Kind::kNumber) continue;
+      NumericBound bound{v.number(), false};
+      absl::StatusOr<std::string> value_re = NumberRangeRegex(bound, bound);
+      if (!value_re.ok()) return value_re.status();
+      absl::StatusOr<ExprId> value =
+          regex::ParseEcmaRegex(*value_re, &pool_, regex::MatchMode::kFullMatch);
+      if (!value.ok()) return value.status();
+      excluded.push_back(*value);
+    }
+    if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
+    return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
   }
 
   // The decoded strings a node's string constraints admit.
@@ -267,6 +292,19 @@ class Lowering {
       }
       e = pool_.And(e, *re);
     }
+    for (const std::string& pattern : node.not_patterns) {
+      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      if (!re.ok()) {
+        return absl::Status(re.status().code(),
+                            absl::StrCat("\"not\" pattern", At(node), ": ", re.status().message()));
+      }
+      e = pool_.And(e, pool_.Not(*re));
+    }
+    std::vector<ExprId> excluded;
+    for (const JsonValue& v : node.excluded_values) {
+      if (v.kind() == JsonValue::Kind::kString) excluded.push_back(pool_.Literal(v.string()));
+    }
+    if (!excluded.empty()) e = pool_.And(e, pool_.Not(pool_.Or(excluded)));
     if (node.format) {
       absl::StatusOr<FormatLanguage> format = FormatPattern(*node.format);
       if (format.ok()) {

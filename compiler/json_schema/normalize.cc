@@ -1,5 +1,7 @@
 #include "compiler/json_schema/normalize.h"
 
+#include "compiler/json_schema/normalizer.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -75,484 +77,502 @@ TypeSet EffectiveTypes(const SchemaNode& n) {
 
 // True when the node has no constraint besides its all_of list.
 bool OnlyAllOf(const SchemaNode& n) {
-  static const SchemaNode kDefault;
-  return n.types == kDefault.types && !n.enum_values && n.min_length == 0 && !n.max_length &&
-         n.patterns.empty() && !n.format && !n.minimum && !n.maximum && n.multiple_of.empty() &&
-         n.prefix_items.empty() && n.items == kTrueNode && n.min_items == 0 && !n.max_items &&
-         !n.unique_items && n.contains == kNoNode && n.properties.empty() && n.required.empty() &&
-         n.pattern_properties.empty() && n.additional_properties == kTrueNode &&
-         n.property_names == kTrueNode && n.min_properties == 0 && !n.max_properties &&
-         n.dependent_required.empty() && n.any_of.empty() && n.one_of.empty() &&
-         n.not_schema == kNoNode && n.if_schema == kNoNode;
+  return !n.HasOwnConstraints() && n.any_of.empty() && n.one_of.empty() &&
+         n.not_schema == kNoNode && n.if_schema == kNoNode && n.unsupported.empty();
 }
 
-class Normalizer {
- public:
-  Normalizer(Schema* schema, int max_nodes) : s_(*schema), max_nodes_(max_nodes) {}
-
-  absl::Status Run() {
-    if (absl::Status st = ResolveAliases(); !st.ok()) return st;
-    for (size_t i = 2; i < s_.nodes.size(); ++i) {
-      if (absl::Status st = Flatten(static_cast<NodeId>(i), 0); !st.ok()) return st;
-    }
-    PropagateEmptiness();
-    const SchemaNode& root = s_.nodes[s_.root];
-    if (s_.root == kFalseNode) {
-      return absl::InvalidArgumentError("schema matches nothing: it is false at /");
-    }
-    if (root.types == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("schema matches nothing: ", root.unsatisfiable));
-    }
-    for (SchemaNode& n : s_.nodes) {
-      if (n.one_of.size() < 2) {
-        n.one_of_disjoint = n.one_of.size() == 1;
-        continue;
-      }
-      bool disjoint = n.one_of.size() <= 256;
-      for (size_t i = 0; disjoint && i < n.one_of.size(); ++i) {
-        for (size_t j = i + 1; disjoint && j < n.one_of.size(); ++j) {
-          disjoint = ProvablyDisjoint(s_, n.one_of[i], n.one_of[j]);
-        }
-      }
-      n.one_of_disjoint = disjoint;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  // A node that is nothing but a $ref (or a one-element allOf) is replaced by
-  // its target everywhere, so lowering sees one node per definition; an
-  // unconstrained node ({} or only annotations) becomes kTrueNode.
-  absl::Status ResolveAliases() {
-    const size_t n = s_.nodes.size();
-    std::vector<NodeId> target(n);
-    for (size_t i = 0; i < n; ++i) {
-      const SchemaNode& node = s_.nodes[i];
-      target[i] = static_cast<NodeId>(i);
-      if (i >= 2 && OnlyAllOf(node) && node.all_of.size() <= 1) {
-        // {} is the true schema; {"$ref": x} is x.
-        target[i] = node.all_of.empty() ? kTrueNode : node.all_of[0];
-      }
-    }
-    std::vector<NodeId> resolved(n, kNoNode);
-    for (size_t i = 0; i < n; ++i) {
-      NodeId cur = static_cast<NodeId>(i);
-      size_t steps = 0;
-      while (target[cur] != cur) {
-        cur = target[cur];
-        if (++steps > n) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "circular $ref: the schema only refers to itself at ", At(s_.nodes[i].pointer)));
-        }
-      }
-      resolved[i] = cur;
-    }
-    for (SchemaNode& node : s_.nodes) {
-      ForEachChildId(node, [&](NodeId& id) { id = resolved[id]; });
-    }
-    s_.root = resolved[s_.root];
-    return absl::OkStatus();
-  }
-
-  uint8_t& State(NodeId id) {
-    if (state_.size() < s_.nodes.size()) state_.resize(s_.nodes.size(), 0);
-    return state_[id];
-  }
-
-  absl::StatusOr<NodeId> NewNode(const std::string& pointer) {
-    if (static_cast<int>(s_.nodes.size()) >= max_nodes_) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("merging allOf needs more than ", max_nodes_, " nodes at ", At(pointer)));
-    }
-    s_.nodes.emplace_back();
-    s_.nodes.back().pointer = pointer;
-    return static_cast<NodeId>(s_.nodes.size() - 1);
-  }
-
-  // The conjunction of two nodes, as a (memoized) new allOf node.
-  absl::StatusOr<NodeId> Conj(NodeId a, NodeId b, const std::string& pointer) {
-    if (a == kTrueNode || a == b) return b;
-    if (b == kTrueNode) return a;
-    if (a == kFalseNode || b == kFalseNode) return kFalseNode;
-    std::vector<NodeId> parts;
-    for (NodeId x : {a, b}) {
-      auto it = conj_parts_.find(x);
-      if (it != conj_parts_.end()) {
-        parts.insert(parts.end(), it->second.begin(), it->second.end());
-      } else {
-        parts.push_back(x);
-      }
-    }
-    std::sort(parts.begin(), parts.end());
-    parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-    auto cached = conj_cache_.find(parts);
-    if (cached != conj_cache_.end()) return cached->second;
-    absl::StatusOr<NodeId> id = NewNode(pointer);
-    if (!id.ok()) return id.status();
-    s_.nodes[*id].all_of = parts;
-    conj_cache_[parts] = *id;
-    conj_parts_[*id] = parts;
-    return *id;
-  }
-
-  absl::Status Flatten(NodeId id, int depth) {
-    if (id < 2 || State(id) == 2) return absl::OkStatus();
-    if (State(id) == 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "circular $ref/allOf: the schema must match itself at ", At(s_.nodes[id].pointer)));
-    }
-    if (depth > 1000) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("allOf/$ref chain too deep at ", At(s_.nodes[id].pointer)));
-    }
-    State(id) = 1;
-    SchemaNode t = s_.nodes[id];
-    std::vector<NodeId> pending = std::move(t.all_of);
-    t.all_of.clear();
-    std::vector<std::string> reasons;
-    for (NodeId b : pending) {
-      if (b == kTrueNode) continue;
-      if (absl::Status st = Flatten(b, depth + 1); !st.ok()) return st;
-      SchemaNode branch = s_.nodes[b];
-      if (absl::Status st = Merge(&t, branch, &reasons); !st.ok()) return st;
-    }
-    s_.nodes[id] = std::move(t);
-    State(id) = 2;
-    return Check(id, reasons);
-  }
-
-  // Keeps `part` as its own allOf entry of `t`.
-  absl::Status Residual(SchemaNode* t, const SchemaNode& part) {
-    absl::StatusOr<NodeId> id = NewNode(part.pointer);
-    if (!id.ok()) return id.status();
-    s_.nodes[*id] = part;
-    State(*id) = 2;
-    t->all_of.push_back(*id);
-    return absl::OkStatus();
-  }
-
-  absl::Status Merge(SchemaNode* t, const SchemaNode& b, std::vector<std::string>* reasons) {
-    const std::string& ptr = t->pointer;
-    if (t->types != 0 && b.types != 0 && (t->types & b.types) == 0) {
-      reasons->push_back(absl::StrCat("type ", TypeSetToString(t->types), " (here) and type ",
-                                      TypeSetToString(b.types), " (", At(b.pointer),
-                                      ") have no common value"));
-    } else if (b.types == 0) {
-      reasons->push_back(
-          absl::StrCat("allOf/$ref includes a schema matching nothing (", At(b.pointer), ")"));
-    }
-    t->types &= b.types;
-    if (b.enum_values) {
-      if (!t->enum_values) {
-        t->enum_values = b.enum_values;
-      } else {
-        absl::flat_hash_set<std::string> keys;
-        for (const JsonValue& v : *b.enum_values) keys.insert(v.CanonicalKey());
-        std::vector<JsonValue> kept;
-        for (JsonValue& v : *t->enum_values) {
-          if (keys.contains(v.CanonicalKey())) kept.push_back(std::move(v));
-        }
-        if (kept.empty()) {
-          reasons->push_back(absl::StrCat("enum/const values here and at ", At(b.pointer),
-                                          " have nothing in common"));
-        }
-        t->enum_values = std::move(kept);
-      }
-    }
-    // Strings.
-    t->min_length = std::max(t->min_length, b.min_length);
-    if (b.max_length) t->max_length = std::min(t->max_length.value_or(UINT64_MAX), *b.max_length);
-    for (const std::string& p : b.patterns) {
-      if (std::find(t->patterns.begin(), t->patterns.end(), p) == t->patterns.end()) {
-        t->patterns.push_back(p);
-      }
-    }
-    SchemaNode rest;  // What cannot be merged, kept as a residual allOf node.
-    rest.pointer = b.pointer;
-    bool has_rest = false;
-    if (b.format) {
-      if (!t->format) {
-        t->format = b.format;
-      } else if (*t->format != *b.format) {
-        rest.format = b.format;
-        has_rest = true;
-      }
-    }
-    // Numbers.
-    if (b.minimum) {
-      int c = t->minimum ? Compare(b.minimum->value, t->minimum->value) : 1;
-      if (c > 0) t->minimum = b.minimum;
-      if (c == 0) t->minimum->exclusive |= b.minimum->exclusive;
-    }
-    if (b.maximum) {
-      int c = t->maximum ? Compare(b.maximum->value, t->maximum->value) : -1;
-      if (c < 0) t->maximum = b.maximum;
-      if (c == 0) t->maximum->exclusive |= b.maximum->exclusive;
-    }
-    for (const Decimal& m : b.multiple_of) {
-      if (std::find(t->multiple_of.begin(), t->multiple_of.end(), m) == t->multiple_of.end()) {
-        t->multiple_of.push_back(m);
-      }
-    }
-    // Arrays.
-    const size_t prefix = std::max(t->prefix_items.size(), b.prefix_items.size());
-    std::vector<NodeId> prefix_items;
-    for (size_t i = 0; i < prefix; ++i) {
-      NodeId x = i < t->prefix_items.size() ? t->prefix_items[i] : t->items;
-      NodeId y = i < b.prefix_items.size() ? b.prefix_items[i] : b.items;
-      absl::StatusOr<NodeId> c = Conj(x, y, ptr);
-      if (!c.ok()) return c.status();
-      prefix_items.push_back(*c);
-    }
-    t->prefix_items = std::move(prefix_items);
-    absl::StatusOr<NodeId> items = Conj(t->items, b.items, ptr);
-    if (!items.ok()) return items.status();
-    t->items = *items;
-    t->min_items = std::max(t->min_items, b.min_items);
-    if (b.max_items) t->max_items = std::min(t->max_items.value_or(UINT64_MAX), *b.max_items);
-    t->unique_items |= b.unique_items;
-    if (b.contains != kNoNode) {
-      if (t->contains == kNoNode) {
-        t->contains = b.contains;
-        t->min_contains = b.min_contains;
-        t->max_contains = b.max_contains;
-      } else {
-        rest.contains = b.contains;
-        rest.min_contains = b.min_contains;
-        rest.max_contains = b.max_contains;
-        has_rest = true;
-      }
-    }
-    // Objects: properties/patternProperties/additionalProperties merge
-    // exactly unless patterns meet a non-trivial additionalProperties.
-    const bool any_patterns = !t->pattern_properties.empty() || !b.pattern_properties.empty();
-    if (any_patterns &&
-        (t->additional_properties != kTrueNode || b.additional_properties != kTrueNode)) {
-      rest.properties = b.properties;
-      rest.pattern_properties = b.pattern_properties;
-      rest.additional_properties = b.additional_properties;
-      has_rest = true;
-    } else {
-      for (auto& [key, id] : t->properties) {
-        NodeId other = b.PropertyNode(key);
-        if (other == kNoNode) other = any_patterns ? kTrueNode : b.additional_properties;
-        absl::StatusOr<NodeId> c = Conj(id, other, ptr);
-        if (!c.ok()) return c.status();
-        id = *c;
-      }
-      for (const auto& [key, id] : b.properties) {
-        if (t->PropertyNode(key) != kNoNode) continue;
-        absl::StatusOr<NodeId> c =
-            Conj(id, any_patterns ? kTrueNode : t->additional_properties, ptr);
-        if (!c.ok()) return c.status();
-        t->properties.emplace_back(key, *c);
-      }
-      for (const auto& pp : b.pattern_properties) {
-        if (std::find(t->pattern_properties.begin(), t->pattern_properties.end(), pp) ==
-            t->pattern_properties.end()) {
-          t->pattern_properties.push_back(pp);
-        }
-      }
-      absl::StatusOr<NodeId> c = Conj(t->additional_properties, b.additional_properties, ptr);
-      if (!c.ok()) return c.status();
-      t->additional_properties = *c;
-    }
-    for (const std::string& r : b.required) {
-      if (!t->IsRequired(r)) t->required.push_back(r);
-    }
-    absl::StatusOr<NodeId> names = Conj(t->property_names, b.property_names, ptr);
-    if (!names.ok()) return names.status();
-    t->property_names = *names;
-    t->min_properties = std::max(t->min_properties, b.min_properties);
-    if (b.max_properties) {
-      t->max_properties = std::min(t->max_properties.value_or(UINT64_MAX), *b.max_properties);
-    }
-    t->dependent_required.insert(t->dependent_required.end(), b.dependent_required.begin(),
-                                 b.dependent_required.end());
-    // Combinators: one list of each kind per node.
-    t->all_of.insert(t->all_of.end(), b.all_of.begin(), b.all_of.end());
-    auto take_list = [&](std::vector<NodeId>* mine, const std::vector<NodeId>& theirs,
-                         std::vector<NodeId>* spill) {
-      if (theirs.empty()) return;
-      if (mine->empty()) {
-        *mine = theirs;
-      } else if (*mine != theirs) {
-        *spill = theirs;
-        has_rest = true;
-      }
-    };
-    take_list(&t->any_of, b.any_of, &rest.any_of);
-    take_list(&t->one_of, b.one_of, &rest.one_of);
-    if (b.not_schema != kNoNode) {
-      if (t->not_schema == kNoNode) {
-        t->not_schema = b.not_schema;
-      } else if (t->not_schema != b.not_schema) {
-        rest.not_schema = b.not_schema;
-        has_rest = true;
-      }
-    }
-    if (b.if_schema != kNoNode) {
-      if (t->if_schema == kNoNode) {
-        t->if_schema = b.if_schema;
-        t->then_schema = b.then_schema;
-        t->else_schema = b.else_schema;
-      } else {
-        rest.if_schema = b.if_schema;
-        rest.then_schema = b.then_schema;
-        rest.else_schema = b.else_schema;
-        has_rest = true;
-      }
-    }
-    if (has_rest) return Residual(t, rest);
-    return absl::OkStatus();
-  }
-
-  // Drops types the node's own constraints exclude, filters the enum, and
-  // fails if nothing is left.
-  absl::Status Check(NodeId id, std::vector<std::string> reasons) {
-    SchemaNode& n = s_.nodes[id];
-    if ((n.types & kStringType) && n.max_length && n.min_length > *n.max_length) {
-      n.types &= ~kStringType;
-      reasons.push_back(absl::StrCat("minLength ", n.min_length, " > maxLength ", *n.max_length));
-    }
-    if ((n.types & kNumberTypes) && n.minimum && n.maximum) {
-      int c = Compare(n.minimum->value, n.maximum->value);
-      if (c > 0 || (c == 0 && (n.minimum->exclusive || n.maximum->exclusive))) {
-        n.types &= ~kNumberTypes;
-        reasons.push_back(absl::StrCat("minimum ", n.minimum->value.ToString(),
-                                       " is above maximum ", n.maximum->value.ToString()));
-      }
-    }
-    if ((n.types & kIntegerType) && n.minimum && n.maximum) {
-      Decimal lo = n.minimum->value.Ceil(), hi = n.maximum->value.Floor();
-      if (n.minimum->exclusive && lo == n.minimum->value) lo = lo.PlusOne();
-      if (n.maximum->exclusive && hi == n.maximum->value) hi = hi.MinusOne();
-      if (lo > hi) {
-        n.types &= ~kIntegerType;
-        reasons.push_back("no integer between minimum and maximum");
-      }
-    }
-    if ((n.types & kArrayType) && n.max_items && n.min_items > *n.max_items) {
-      n.types &= ~kArrayType;
-      reasons.push_back(absl::StrCat("minItems ", n.min_items, " > maxItems ", *n.max_items));
-    }
-    if (n.types & kObjectType) {
-      std::string why;
-      if (n.max_properties && n.min_properties > *n.max_properties) {
-        why = absl::StrCat("minProperties ", n.min_properties, " > maxProperties ",
-                           *n.max_properties);
-      } else if (n.max_properties && n.required.size() > *n.max_properties) {
-        why = absl::StrCat(n.required.size(), " required properties > maxProperties ",
-                           *n.max_properties);
-      }
-      for (const std::string& r : n.required) {
-        if (!why.empty()) break;
-        NodeId p = n.PropertyNode(r);
-        if (p == kFalseNode || (p == kNoNode && n.pattern_properties.empty() &&
-                                n.additional_properties == kFalseNode)) {
-          why = absl::StrCat("required property \"", r, "\" is not allowed");
-        }
-      }
-      if (!why.empty()) {
-        n.types &= ~kObjectType;
-        reasons.push_back(why);
-      }
-    }
-    if (n.enum_values) {
-      std::vector<JsonValue> kept;
-      for (JsonValue& v : *n.enum_values) {
-        if (MatchesScalarConstraints(n, v)) kept.push_back(std::move(v));
-      }
-      if (kept.empty() && n.types != 0) {
-        reasons.push_back("no enum/const value satisfies the other constraints");
-      }
-      n.enum_values = std::move(kept);
-      n.types = EffectiveTypes(n);
-    }
-    if (n.types == 0 && n.unsatisfiable.empty()) {
-      if (reasons.empty()) reasons.push_back("no type is left");
-      n.unsatisfiable = absl::StrCat(absl::StrJoin(reasons, "; "), " at ", At(n.pointer));
-    }
-    return absl::OkStatus();
-  }
-
-  // A node also matches nothing when a part it cannot do without does: an
-  // allOf member, every anyOf/oneOf branch, a required property, an item
-  // below minItems. Iterated to a fixed point (types only shrink).
-  void PropagateEmptiness() {
-    auto empty = [&](NodeId id) { return id != kNoNode && s_.nodes[id].types == 0; };
-    auto why = [&](NodeId id) -> std::string {
-      const std::string& r = s_.nodes[id].unsatisfiable;
-      return r.empty() ? absl::StrCat("false schema at ", At(s_.nodes[id].pointer)) : r;
-    };
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (size_t i = 2; i < s_.nodes.size(); ++i) {
-        SchemaNode& n = s_.nodes[i];
-        if (n.types == 0) continue;
-        std::string reason;
-        for (NodeId m : n.all_of) {
-          if (reason.empty() && empty(m)) reason = why(m);
-        }
-        for (const std::vector<NodeId>* list : {&n.any_of, &n.one_of}) {
-          if (reason.empty() && !list->empty() && std::all_of(list->begin(), list->end(), empty)) {
-            reason = why(list->front());
-          }
-        }
-        if (reason.empty() && n.not_schema == kTrueNode) {
-          reason = absl::StrCat("\"not\": {} (or true) at ", At(n.pointer));
-        }
-        if (!reason.empty()) {
-          n.types = 0;
-        }
-        if (n.types & kObjectType) {
-          for (const std::string& r : n.required) {
-            NodeId p = n.PropertyNode(r);
-            bool forbidden = p != kNoNode
-                                 ? empty(p)
-                                 : n.pattern_properties.empty() && empty(n.additional_properties);
-            if (forbidden) {
-              n.types &= ~kObjectType;
-              reason = absl::StrCat("required property \"", r, "\" cannot have any value (",
-                                    p != kNoNode ? why(p) : why(n.additional_properties), ")");
-              break;
-            }
-          }
-        }
-        if (n.types & kArrayType) {
-          for (size_t k = 0; k < n.prefix_items.size() && k < n.min_items; ++k) {
-            if (empty(n.prefix_items[k])) {
-              n.types &= ~kArrayType;
-              reason = absl::StrCat("required item ", k, " cannot have any value (",
-                                    why(n.prefix_items[k]), ")");
-              break;
-            }
-          }
-          if ((n.types & kArrayType) && n.min_items > n.prefix_items.size() && empty(n.items)) {
-            n.types &= ~kArrayType;
-            reason = absl::StrCat("minItems ", n.min_items,
-                                  " needs items, which cannot have any value (", why(n.items), ")");
-          }
-        }
-        if (n.types == 0) {
-          n.unsatisfiable =
-              reason.empty() ? absl::StrCat("no type is left at ", At(n.pointer)) : reason;
-          changed = true;
-        }
-      }
-    }
-  }
-
-  Schema& s_;
-  int max_nodes_;
-  std::vector<uint8_t> state_;  // 0 new, 1 flattening, 2 done.
-  std::map<std::vector<NodeId>, NodeId> conj_cache_;
-  absl::flat_hash_map<NodeId, std::vector<NodeId>> conj_parts_;
-};
-
 }  // namespace
+
+absl::Status Normalizer::Run() {
+  if (absl::Status st = ResolveAliases(); !st.ok()) return st;
+  for (size_t i = 2; i < s_.nodes.size(); ++i) {
+    if (absl::Status st = Flatten(static_cast<NodeId>(i), 0); !st.ok()) return st;
+  }
+  nodes_before_expansion_ = s_.nodes.size();
+  if (rewrite_combinators_) {
+    if (absl::Status st = ExpandReachable(); !st.ok()) return st;
+  }
+  PropagateEmptiness();
+  const SchemaNode& root = s_.nodes[s_.root];
+  if (s_.root == kFalseNode) {
+    return absl::InvalidArgumentError("schema matches nothing: it is false at /");
+  }
+  if (root.types == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("schema matches nothing: ", root.unsatisfiable));
+  }
+  MarkDisjointOneOfs();
+  return absl::OkStatus();
+}
+
+// oneOf lists expansion could not rewrite (it rewrites every reachable one):
+// marked for lowering, which treats disjoint ones as anyOf.
+void Normalizer::MarkDisjointOneOfs() {
+  for (SchemaNode& n : s_.nodes) {
+    if (n.one_of.size() < 2) {
+      n.one_of_disjoint = n.one_of.size() == 1;
+      continue;
+    }
+    bool disjoint = n.one_of.size() <= 256;
+    for (size_t i = 0; disjoint && i < n.one_of.size(); ++i) {
+      for (size_t j = i + 1; disjoint && j < n.one_of.size(); ++j) {
+        disjoint = ProvablyDisjoint(s_, n.one_of[i], n.one_of[j]);
+      }
+    }
+    n.one_of_disjoint = disjoint;
+  }
+}
+
+// A node that is nothing but a $ref (or a one-element allOf) is replaced by
+// its target everywhere, so lowering sees one node per definition; an
+// unconstrained node ({} or only annotations) becomes kTrueNode.
+absl::Status Normalizer::ResolveAliases() {
+  const size_t n = s_.nodes.size();
+  std::vector<NodeId> target(n);
+  for (size_t i = 0; i < n; ++i) {
+    const SchemaNode& node = s_.nodes[i];
+    target[i] = static_cast<NodeId>(i);
+    if (i >= 2 && OnlyAllOf(node) && node.all_of.size() <= 1) {
+      // {} is the true schema; {"$ref": x} is x.
+      target[i] = node.all_of.empty() ? kTrueNode : node.all_of[0];
+    }
+  }
+  std::vector<NodeId> resolved(n, kNoNode);
+  for (size_t i = 0; i < n; ++i) {
+    NodeId cur = static_cast<NodeId>(i);
+    size_t steps = 0;
+    while (target[cur] != cur) {
+      cur = target[cur];
+      if (++steps > n) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "circular $ref: the schema only refers to itself at ", At(s_.nodes[i].pointer)));
+      }
+    }
+    resolved[i] = cur;
+  }
+  for (SchemaNode& node : s_.nodes) {
+    ForEachChildId(node, [&](NodeId& id) { id = resolved[id]; });
+  }
+  s_.root = resolved[s_.root];
+  return absl::OkStatus();
+}
+
+uint8_t& Normalizer::State(NodeId id) {
+  if (state_.size() < s_.nodes.size()) state_.resize(s_.nodes.size(), 0);
+  return state_[id];
+}
+
+absl::StatusOr<NodeId> Normalizer::NewNode(const std::string& pointer) {
+  if (static_cast<int>(s_.nodes.size()) >= max_nodes_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("merging allOf needs more than ", max_nodes_, " nodes at ", At(pointer)));
+  }
+  s_.nodes.emplace_back();
+  s_.nodes.back().pointer = pointer;
+  return static_cast<NodeId>(s_.nodes.size() - 1);
+}
+
+absl::StatusOr<NodeId> Normalizer::AddNode(SchemaNode node) {
+  absl::StatusOr<NodeId> id = NewNode(node.pointer);
+  if (!id.ok()) return id.status();
+  s_.nodes[*id] = std::move(node);
+  return *id;
+}
+
+absl::StatusOr<NodeId> Normalizer::ConjAll(const std::vector<NodeId>& parts,
+                                           const std::string& pointer) {
+  NodeId out = kTrueNode;
+  for (NodeId p : parts) {
+    absl::StatusOr<NodeId> c = Conj(out, p, pointer);
+    if (!c.ok()) return c.status();
+    out = *c;
+  }
+  return out;
+}
+
+absl::StatusOr<NodeId> Normalizer::Conj(NodeId a, NodeId b, const std::string& pointer) {
+  if (a == kTrueNode || a == b) return b;
+  if (b == kTrueNode) return a;
+  if (a == kFalseNode || b == kFalseNode) return kFalseNode;
+  std::vector<NodeId> parts;
+  for (NodeId x : {a, b}) {
+    auto it = conj_parts_.find(x);
+    if (it != conj_parts_.end()) {
+      parts.insert(parts.end(), it->second.begin(), it->second.end());
+    } else {
+      parts.push_back(x);
+    }
+  }
+  std::sort(parts.begin(), parts.end());
+  parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
+  auto cached = conj_cache_.find(parts);
+  if (cached != conj_cache_.end()) return cached->second;
+  absl::StatusOr<NodeId> id = NewNode(pointer);
+  if (!id.ok()) return id.status();
+  s_.nodes[*id].all_of = parts;
+  conj_cache_[parts] = *id;
+  conj_parts_[*id] = parts;
+  return *id;
+}
+
+absl::Status Normalizer::Flatten(NodeId id, int depth) {
+  if (id < 2 || State(id) == 2) return absl::OkStatus();
+  if (State(id) == 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "circular $ref/allOf: the schema must match itself at ", At(s_.nodes[id].pointer)));
+  }
+  if (depth > 1000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("allOf/$ref chain too deep at ", At(s_.nodes[id].pointer)));
+  }
+  State(id) = 1;
+  SchemaNode t = s_.nodes[id];
+  std::vector<NodeId> pending = std::move(t.all_of);
+  t.all_of.clear();
+  std::vector<std::string> reasons;
+  for (NodeId b : pending) {
+    if (b == kTrueNode) continue;
+    if (absl::Status st = Flatten(b, depth + 1); !st.ok()) return st;
+    SchemaNode branch = s_.nodes[b];
+    if (absl::Status st = Merge(&t, branch, &reasons); !st.ok()) return st;
+  }
+  s_.nodes[id] = std::move(t);
+  State(id) = 2;
+  return Check(id, reasons);
+}
+
+absl::Status Normalizer::Reflatten(NodeId id) {
+  State(id) = 0;
+  return Flatten(id, 0);
+}
+
+absl::Status Normalizer::Residual(SchemaNode* t, const SchemaNode& part) {
+  absl::StatusOr<NodeId> id = NewNode(part.pointer);
+  if (!id.ok()) return id.status();
+  s_.nodes[*id] = part;
+  State(*id) = 2;
+  t->all_of.push_back(*id);
+  return absl::OkStatus();
+}
+
+absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
+                               std::vector<std::string>* reasons) {
+  const std::string& ptr = t->pointer;
+  if (t->types != 0 && b.types != 0 && (t->types & b.types) == 0) {
+    reasons->push_back(absl::StrCat("type ", TypeSetToString(t->types), " (here) and type ",
+                                    TypeSetToString(b.types), " (", At(b.pointer),
+                                    ") have no common value"));
+  } else if (b.types == 0) {
+    reasons->push_back(
+        absl::StrCat("allOf/$ref includes a schema matching nothing (", At(b.pointer), ")"));
+  }
+  t->types &= b.types;
+  if (b.enum_values) {
+    if (!t->enum_values) {
+      t->enum_values = b.enum_values;
+    } else {
+      absl::flat_hash_set<std::string> keys;
+      for (const JsonValue& v : *b.enum_values) keys.insert(v.CanonicalKey());
+      std::vector<JsonValue> kept;
+      for (JsonValue& v : *t->enum_values) {
+        if (keys.contains(v.CanonicalKey())) kept.push_back(std::move(v));
+      }
+      if (kept.empty()) {
+        reasons->push_back(absl::StrCat("enum/const values here and at ", At(b.pointer),
+                                        " have nothing in common"));
+      }
+      t->enum_values = std::move(kept);
+    }
+  }
+  // Strings.
+  t->min_length = std::max(t->min_length, b.min_length);
+  if (b.max_length) t->max_length = std::min(t->max_length.value_or(UINT64_MAX), *b.max_length);
+  for (const std::string& p : b.patterns) {
+    if (std::find(t->patterns.begin(), t->patterns.end(), p) == t->patterns.end()) {
+      t->patterns.push_back(p);
+    }
+  }
+  for (const std::string& p : b.not_patterns) {
+    if (std::find(t->not_patterns.begin(), t->not_patterns.end(), p) == t->not_patterns.end()) {
+      t->not_patterns.push_back(p);
+    }
+  }
+  t->excluded_values.insert(t->excluded_values.end(), b.excluded_values.begin(),
+                            b.excluded_values.end());
+  SchemaNode rest;  // What cannot be merged, kept as a residual allOf node.
+  rest.pointer = b.pointer;
+  bool has_rest = false;
+  if (b.format) {
+    if (!t->format) {
+      t->format = b.format;
+    } else if (*t->format != *b.format) {
+      rest.format = b.format;
+      has_rest = true;
+    }
+  }
+  // Numbers.
+  if (b.minimum) {
+    int c = t->minimum ? Compare(b.minimum->value, t->minimum->value) : 1;
+    if (c > 0) t->minimum = b.minimum;
+    if (c == 0) t->minimum->exclusive |= b.minimum->exclusive;
+  }
+  if (b.maximum) {
+    int c = t->maximum ? Compare(b.maximum->value, t->maximum->value) : -1;
+    if (c < 0) t->maximum = b.maximum;
+    if (c == 0) t->maximum->exclusive |= b.maximum->exclusive;
+  }
+  for (const Decimal& m : b.multiple_of) {
+    if (std::find(t->multiple_of.begin(), t->multiple_of.end(), m) == t->multiple_of.end()) {
+      t->multiple_of.push_back(m);
+    }
+  }
+  // Arrays.
+  const size_t prefix = std::max(t->prefix_items.size(), b.prefix_items.size());
+  std::vector<NodeId> prefix_items;
+  for (size_t i = 0; i < prefix; ++i) {
+    NodeId x = i < t->prefix_items.size() ? t->prefix_items[i] : t->items;
+    NodeId y = i < b.prefix_items.size() ? b.prefix_items[i] : b.items;
+    absl::StatusOr<NodeId> c = Conj(x, y, ptr);
+    if (!c.ok()) return c.status();
+    prefix_items.push_back(*c);
+  }
+  t->prefix_items = std::move(prefix_items);
+  absl::StatusOr<NodeId> items = Conj(t->items, b.items, ptr);
+  if (!items.ok()) return items.status();
+  t->items = *items;
+  t->min_items = std::max(t->min_items, b.min_items);
+  if (b.max_items) t->max_items = std::min(t->max_items.value_or(UINT64_MAX), *b.max_items);
+  t->unique_items |= b.unique_items;
+  if (b.contains != kNoNode) {
+    if (t->contains == kNoNode) {
+      t->contains = b.contains;
+      t->min_contains = b.min_contains;
+      t->max_contains = b.max_contains;
+    } else {
+      rest.contains = b.contains;
+      rest.min_contains = b.min_contains;
+      rest.max_contains = b.max_contains;
+      has_rest = true;
+    }
+  }
+  // Objects: properties/patternProperties/additionalProperties merge
+  // exactly unless patterns meet a non-trivial additionalProperties.
+  const bool any_patterns = !t->pattern_properties.empty() || !b.pattern_properties.empty();
+  if (any_patterns &&
+      (t->additional_properties != kTrueNode || b.additional_properties != kTrueNode)) {
+    rest.properties = b.properties;
+    rest.pattern_properties = b.pattern_properties;
+    rest.additional_properties = b.additional_properties;
+    has_rest = true;
+  } else {
+    for (auto& [key, id] : t->properties) {
+      NodeId other = b.PropertyNode(key);
+      if (other == kNoNode) other = any_patterns ? kTrueNode : b.additional_properties;
+      absl::StatusOr<NodeId> c = Conj(id, other, ptr);
+      if (!c.ok()) return c.status();
+      id = *c;
+    }
+    for (const auto& [key, id] : b.properties) {
+      if (t->PropertyNode(key) != kNoNode) continue;
+      absl::StatusOr<NodeId> c = Conj(id, any_patterns ? kTrueNode : t->additional_properties, ptr);
+      if (!c.ok()) return c.status();
+      t->properties.emplace_back(key, *c);
+    }
+    for (const auto& pp : b.pattern_properties) {
+      if (std::find(t->pattern_properties.begin(), t->pattern_properties.end(), pp) ==
+          t->pattern_properties.end()) {
+        t->pattern_properties.push_back(pp);
+      }
+    }
+    absl::StatusOr<NodeId> c = Conj(t->additional_properties, b.additional_properties, ptr);
+    if (!c.ok()) return c.status();
+    t->additional_properties = *c;
+  }
+  for (const std::string& r : b.required) {
+    if (!t->IsRequired(r)) t->required.push_back(r);
+  }
+  absl::StatusOr<NodeId> names = Conj(t->property_names, b.property_names, ptr);
+  if (!names.ok()) return names.status();
+  t->property_names = *names;
+  t->min_properties = std::max(t->min_properties, b.min_properties);
+  if (b.max_properties) {
+    t->max_properties = std::min(t->max_properties.value_or(UINT64_MAX), *b.max_properties);
+  }
+  t->dependent_required.insert(t->dependent_required.end(), b.dependent_required.begin(),
+                               b.dependent_required.end());
+  // Combinators: one list of each kind per node.
+  t->all_of.insert(t->all_of.end(), b.all_of.begin(), b.all_of.end());
+  auto take_list = [&](std::vector<NodeId>* mine, const std::vector<NodeId>& theirs,
+                       std::vector<NodeId>* spill) {
+    if (theirs.empty()) return;
+    if (mine->empty()) {
+      *mine = theirs;
+    } else if (*mine != theirs) {
+      *spill = theirs;
+      has_rest = true;
+    }
+  };
+  take_list(&t->any_of, b.any_of, &rest.any_of);
+  take_list(&t->one_of, b.one_of, &rest.one_of);
+  if (b.not_schema != kNoNode) {
+    if (t->not_schema == kNoNode) {
+      t->not_schema = b.not_schema;
+    } else if (t->not_schema != b.not_schema) {
+      rest.not_schema = b.not_schema;
+      has_rest = true;
+    }
+  }
+  if (b.if_schema != kNoNode) {
+    if (t->if_schema == kNoNode) {
+      t->if_schema = b.if_schema;
+      t->then_schema = b.then_schema;
+      t->else_schema = b.else_schema;
+    } else {
+      rest.if_schema = b.if_schema;
+      rest.then_schema = b.then_schema;
+      rest.else_schema = b.else_schema;
+      has_rest = true;
+    }
+  }
+  if (has_rest) return Residual(t, rest);
+  return absl::OkStatus();
+}
+
+// Drops types the node's own constraints exclude, filters the enum, and
+// fails if nothing is left.
+absl::Status Normalizer::Check(NodeId id, std::vector<std::string> reasons) {
+  SchemaNode& n = s_.nodes[id];
+  if ((n.types & kStringType) && n.max_length && n.min_length > *n.max_length) {
+    n.types &= ~kStringType;
+    reasons.push_back(absl::StrCat("minLength ", n.min_length, " > maxLength ", *n.max_length));
+  }
+  if ((n.types & kNumberTypes) && n.minimum && n.maximum) {
+    int c = Compare(n.minimum->value, n.maximum->value);
+    if (c > 0 || (c == 0 && (n.minimum->exclusive || n.maximum->exclusive))) {
+      n.types &= ~kNumberTypes;
+      reasons.push_back(absl::StrCat("minimum ", n.minimum->value.ToString(), " is above maximum ",
+                                     n.maximum->value.ToString()));
+    }
+  }
+  if ((n.types & kIntegerType) && n.minimum && n.maximum) {
+    Decimal lo = n.minimum->value.Ceil(), hi = n.maximum->value.Floor();
+    if (n.minimum->exclusive && lo == n.minimum->value) lo = lo.PlusOne();
+    if (n.maximum->exclusive && hi == n.maximum->value) hi = hi.MinusOne();
+    if (lo > hi) {
+      n.types &= ~kIntegerType;
+      reasons.push_back("no integer between minimum and maximum");
+    }
+  }
+  if ((n.types & kArrayType) && n.max_items && n.min_items > *n.max_items) {
+    n.types &= ~kArrayType;
+    reasons.push_back(absl::StrCat("minItems ", n.min_items, " > maxItems ", *n.max_items));
+  }
+  if (n.types & kObjectType) {
+    std::string why;
+    if (n.max_properties && n.min_properties > *n.max_properties) {
+      why =
+          absl::StrCat("minProperties ", n.min_properties, " > maxProperties ", *n.max_properties);
+    } else if (n.max_properties && n.required.size() > *n.max_properties) {
+      why = absl::StrCat(n.required.size(), " required properties > maxProperties ",
+                         *n.max_properties);
+    }
+    for (const std::string& r : n.required) {
+      if (!why.empty()) break;
+      NodeId p = n.PropertyNode(r);
+      if (p == kFalseNode ||
+          (p == kNoNode && n.pattern_properties.empty() && n.additional_properties == kFalseNode)) {
+        why = absl::StrCat("required property \"", r, "\" is not allowed");
+      }
+    }
+    if (!why.empty()) {
+      n.types &= ~kObjectType;
+      reasons.push_back(why);
+    }
+  }
+  if (n.enum_values) {
+    std::vector<JsonValue> kept;
+    for (JsonValue& v : *n.enum_values) {
+      if (MatchesScalarConstraints(n, v)) kept.push_back(std::move(v));
+    }
+    if (kept.empty() && n.types != 0) {
+      reasons.push_back("no enum/const value satisfies the other constraints");
+    }
+    n.enum_values = std::move(kept);
+    n.types = EffectiveTypes(n);
+  }
+  if (n.types == 0 && n.unsatisfiable.empty()) {
+    if (reasons.empty()) reasons.push_back("no type is left");
+    n.unsatisfiable = absl::StrCat(absl::StrJoin(reasons, "; "), " at ", At(n.pointer));
+  }
+  return absl::OkStatus();
+}
+
+// A node also matches nothing when a part it cannot do without does: an
+// allOf member, every anyOf/oneOf branch, a required property, an item
+// below minItems. Iterated to a fixed point (types only shrink).
+void Normalizer::PropagateEmptiness() {
+  auto empty = [&](NodeId id) { return id != kNoNode && s_.nodes[id].types == 0; };
+  auto why = [&](NodeId id) -> std::string {
+    const std::string& r = s_.nodes[id].unsatisfiable;
+    return r.empty() ? absl::StrCat("false schema at ", At(s_.nodes[id].pointer)) : r;
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t i = 2; i < s_.nodes.size(); ++i) {
+      SchemaNode& n = s_.nodes[i];
+      if (n.types == 0) continue;
+      std::string reason;
+      for (NodeId m : n.all_of) {
+        if (reason.empty() && empty(m)) reason = why(m);
+      }
+      for (const std::vector<NodeId>* list : {&n.any_of, &n.one_of}) {
+        if (reason.empty() && !list->empty() && std::all_of(list->begin(), list->end(), empty)) {
+          reason = why(list->front());
+        }
+      }
+      if (reason.empty() && n.not_schema == kTrueNode) {
+        reason = absl::StrCat("\"not\": {} (or true) at ", At(n.pointer));
+      }
+      if (!reason.empty()) {
+        n.types = 0;
+      }
+      if (n.types & kObjectType) {
+        for (const std::string& r : n.required) {
+          NodeId p = n.PropertyNode(r);
+          bool forbidden = p != kNoNode
+                               ? empty(p)
+                               : n.pattern_properties.empty() && empty(n.additional_properties);
+          if (forbidden) {
+            n.types &= ~kObjectType;
+            reason = absl::StrCat("required property \"", r, "\" cannot have any value (",
+                                  p != kNoNode ? why(p) : why(n.additional_properties), ")");
+            break;
+          }
+        }
+      }
+      if (n.types & kArrayType) {
+        for (size_t k = 0; k < n.prefix_items.size() && k < n.min_items; ++k) {
+          if (empty(n.prefix_items[k])) {
+            n.types &= ~kArrayType;
+            reason = absl::StrCat("required item ", k, " cannot have any value (",
+                                  why(n.prefix_items[k]), ")");
+            break;
+          }
+        }
+        if ((n.types & kArrayType) && n.min_items > n.prefix_items.size() && empty(n.items)) {
+          n.types &= ~kArrayType;
+          reason = absl::StrCat("minItems ", n.min_items,
+                                " needs items, which cannot have any value (", why(n.items), ")");
+        }
+      }
+      if (n.types == 0) {
+        n.unsatisfiable =
+            reason.empty() ? absl::StrCat("no type is left at ", At(n.pointer)) : reason;
+        changed = true;
+      }
+    }
+  }
+}
 
 bool ValueMatchesLocally(const SchemaNode& n, const JsonValue& value) {
   if (n.enum_values) {
@@ -568,6 +588,12 @@ namespace {
 
 bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
   if ((TypeOf(value) & n.types) == 0) return false;
+  if (!n.excluded_values.empty()) {
+    const std::string key = value.CanonicalKey();
+    for (const JsonValue& x : n.excluded_values) {
+      if (x.CanonicalKey() == key) return false;
+    }
+  }
   switch (value.kind()) {
     case JsonValue::Kind::kString: {
       uint64_t len = CodePoints(value.string());
@@ -575,6 +601,10 @@ bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
       for (const std::string& p : n.patterns) {
         const RE2* re = CachedRegex(p);
         if (re != nullptr && !RE2::PartialMatch(value.string(), *re)) return false;
+      }
+      for (const std::string& p : n.not_patterns) {
+        const RE2* re = CachedRegex(p);
+        if (re != nullptr && RE2::PartialMatch(value.string(), *re)) return false;
       }
       return true;
     }
@@ -612,6 +642,23 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth) {
   if (a == b || a == kTrueNode || b == kTrueNode) return false;
   const SchemaNode& na = schema.node(a);
   const SchemaNode& nb = schema.node(b);
+  // A node lies within the union of its anyOf (or oneOf) branches.
+  if (depth < 3) {
+    for (const auto* branches : {&na.any_of, &na.one_of}) {
+      if (!branches->empty() && branches->size() <= 64 &&
+          std::all_of(branches->begin(), branches->end(),
+                      [&](NodeId x) { return ProvablyDisjoint(schema, x, b, depth + 1); })) {
+        return true;
+      }
+    }
+    for (const auto* branches : {&nb.any_of, &nb.one_of}) {
+      if (!branches->empty() && branches->size() <= 64 &&
+          std::all_of(branches->begin(), branches->end(),
+                      [&](NodeId x) { return ProvablyDisjoint(schema, a, x, depth + 1); })) {
+        return true;
+      }
+    }
+  }
   const TypeSet common = EffectiveTypes(na) & EffectiveTypes(nb);
   if (common == 0) return true;
   if (na.enum_values || nb.enum_values) {
@@ -643,8 +690,8 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth) {
   return false;
 }
 
-absl::Status NormalizeSchema(Schema* schema, int max_nodes) {
-  return Normalizer(schema, max_nodes).Run();
+absl::Status NormalizeSchema(Schema* schema, int max_nodes, bool rewrite_combinators) {
+  return Normalizer(schema, max_nodes, rewrite_combinators).Run();
 }
 
 }  // namespace maskd::json_schema

@@ -20,7 +20,9 @@
 
 namespace maskd::json_schema {
 
-absl::Status NormalizeSchema(Schema* schema, int max_nodes);
+// With `rewrite_combinators`, also rewrites the combinators of every node
+// reachable from the root into anyOf where that is exact (normalizer.h).
+absl::Status NormalizeSchema(Schema* schema, int max_nodes, bool rewrite_combinators = true);
 
 // Whether `value` satisfies the node's own type and scalar constraints
 // (type, enum, string length and patterns where RE2 can evaluate them,

@@ -430,4 +430,16 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
   return "-?" + *Union(small);
 }
 
+std::string NonIntegerNumberRegex() {
+  std::string re =
+      "-?(?:(?:0|[1-9][0-9]*)\\.[0-9]*[1-9][0-9]*"
+      "|[1-9](?:\\.[0-9]+)?[eE]-0*[1-9][0-9]*"
+      "|[1-9]\\.[0-9]*[1-9][0-9]*[eE][+-]?0+";  // Exponent zero.
+  for (int e = 1; e <= kMaxNonIntegerExponent; ++e) {
+    re +=
+        "|[1-9]\\.[0-9]{" + std::to_string(e) + "}[0-9]*[1-9][0-9]*[eE]\\+?0*" + std::to_string(e);
+  }
+  return re + ")";
+}
+
 }  // namespace maskd::json_schema

@@ -60,6 +60,16 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
                                                    const std::optional<NumericBound>& upper,
                                                    const Decimal& multiple_of);
 
+// The NumberRangeRegex spellings of NON-integer values (what the complement
+// of "integer" needs; intersect with a range regex for bounds): a nonzero
+// fraction digit in fixed notation, any negative exponent, or a positive
+// exponent e <= kMaxNonIntegerExponent with a nonzero mantissa digit past the
+// e-th fraction digit. Larger exponents are left out: "more fraction digits
+// than the exponent" is not regular without a bound, and no double's
+// shortest representation (what json.dumps writes) needs one.
+inline constexpr int kMaxNonIntegerExponent = 20;
+std::string NonIntegerNumberRegex();
+
 }  // namespace maskd::json_schema
 
 #endif  // MASKD_COMPILER_JSON_SCHEMA_NUMERIC_REGEX_H_

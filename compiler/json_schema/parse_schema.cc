@@ -806,7 +806,9 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
     pending_.pop_front();
     if (absl::Status s = Fill(p); !s.ok()) return s;
   }
-  if (absl::Status s = NormalizeSchema(&schema_, options_.max_nodes); !s.ok()) return s;
+  if (absl::Status s = NormalizeSchema(&schema_, options_.max_nodes, options_.rewrite_combinators);
+      !s.ok())
+    return s;
   return std::move(schema_);
 }
 

@@ -55,6 +55,11 @@ struct ParseOptions {
   int max_depth = 128;
   // Upper bound on nodes, including those merging creates.
   int max_nodes = 1 << 20;
+  // Rewrite not, if/then/else, dependentRequired and oneOf into anyOf and
+  // distribute sibling constraints into anyOf branches (expand.cc), which is
+  // what lowering needs. Off keeps the combinators as written (for tests
+  // that inspect the parsed form, or compare the two).
+  bool rewrite_combinators = true;
 
   // strict_keywords and closed_objects.
   static ParseOptions Strict() {

@@ -48,6 +48,16 @@ NodeId SchemaNode::PropertyNode(std::string_view key) const {
   return kNoNode;
 }
 
+bool SchemaNode::HasOwnConstraints() const {
+  return types != kAllTypes || enum_values || !excluded_values.empty() || min_length > 0 ||
+         max_length || !patterns.empty() || !not_patterns.empty() || format || minimum || maximum ||
+         !multiple_of.empty() || !prefix_items.empty() || items != kTrueNode || min_items > 0 ||
+         max_items || unique_items || contains != kNoNode || !properties.empty() ||
+         !required.empty() || !pattern_properties.empty() || additional_properties != kTrueNode ||
+         property_names != kTrueNode || min_properties > 0 || max_properties ||
+         !dependent_required.empty();
+}
+
 bool SchemaNode::IsRequired(std::string_view key) const {
   for (const std::string& r : required) {
     if (r == key) return true;
@@ -72,9 +82,15 @@ std::string Schema::DebugString() const {
       for (const JsonValue& e : *n.enum_values) v.push_back(e.ToJson());
       absl::StrAppend(&out, " enum=[", absl::StrJoin(v, ","), "]");
     }
+    if (!n.excluded_values.empty()) {
+      std::vector<std::string> v;
+      for (const JsonValue& e : n.excluded_values) v.push_back(e.ToJson());
+      absl::StrAppend(&out, " not-enum=[", absl::StrJoin(v, ","), "]");
+    }
     if (n.min_length) absl::StrAppend(&out, " minLength=", n.min_length);
     if (n.max_length) absl::StrAppend(&out, " maxLength=", *n.max_length);
     for (const std::string& p : n.patterns) absl::StrAppend(&out, " pattern=", p);
+    for (const std::string& p : n.not_patterns) absl::StrAppend(&out, " not-pattern=", p);
     if (n.format) absl::StrAppend(&out, " format=", *n.format);
     if (n.minimum) {
       absl::StrAppend(&out, n.minimum->exclusive ? " >" : " >=", n.minimum->value.ToString());
@@ -112,6 +128,7 @@ std::string Schema::DebugString() const {
     if (n.if_schema != kNoNode) {
       absl::StrAppend(&out, " if=", n.if_schema, " then=", n.then_schema, " else=", n.else_schema);
     }
+    if (!n.unsupported.empty()) absl::StrAppend(&out, " unsupported=", n.unsupported);
     out += "\n";
   }
   return out;

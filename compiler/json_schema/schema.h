@@ -7,7 +7,11 @@
 // node in `all_of` AND at least one of `any_of` (if non-empty) AND exactly one
 // of `one_of` (if non-empty) AND not `not_schema` AND the if/then/else rule.
 // After ParseSchema, `all_of` only holds what could not be merged into the
-// node itself (see merge.h); a `$ref` is an `all_of` entry until merged.
+// node itself (see normalizer.h); a `$ref` is an `all_of` entry until merged.
+// After ParseSchema, every node reachable from the root has its `not`,
+// if/then/else, dependentRequired and oneOf rewritten into anyOf lists of
+// merged nodes where that is exact (expand.cc); what remains carries the
+// reason in `unsupported`.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_SCHEMA_H_
 #define MASKD_COMPILER_JSON_SCHEMA_SCHEMA_H_
 
@@ -65,10 +69,15 @@ struct SchemaNode {
   // scalar constraints exclude are already removed; never empty.
   std::optional<std::vector<JsonValue>> enum_values;
 
+  // Scalars (null, booleans, numbers, strings) the instance must not equal:
+  // what the complement of enum/const becomes (negate.cc).
+  std::vector<JsonValue> excluded_values;
+
   // Strings (lengths in Unicode code points).
   uint64_t min_length = 0;
   std::optional<uint64_t> max_length;
-  std::vector<std::string> patterns;  // ECMA-262 regexes, all must match (unanchored).
+  std::vector<std::string> patterns;      // ECMA-262 regexes, all must match (unanchored).
+  std::vector<std::string> not_patterns;  // None may match (the complement of `pattern`).
   std::optional<std::string> format;
 
   // Numbers.
@@ -110,6 +119,13 @@ struct SchemaNode {
   NodeId if_schema = kNoNode;  // then/else default to true.
   NodeId then_schema = kTrueNode;
   NodeId else_schema = kTrueNode;
+  // Why a combinator of this node (not, if, oneOf) could not be rewritten
+  // into anyOf (expand.cc); lowering refuses the node with this message.
+  std::string unsupported;
+
+  // Whether the node constrains instances by anything but its combinators
+  // (all_of, any_of, one_of, not, if/then/else).
+  bool HasOwnConstraints() const;
 
   // Helpers for lowering.
   NodeId PropertyNode(std::string_view key) const;  // kNoNode if not declared.

@@ -74,6 +74,7 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
   simdjson::dom::parser outer;
   int ok = 0, strict_ok = 0;
   int instances = 0, valid_rejected = 0, invalid_accepted = 0;
+  int rewritten_disagreements = 0;
   std::vector<double> micros;
   std::vector<std::pair<double, std::string>> slowest;
   std::map<std::string, int> histogram;
@@ -97,6 +98,12 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
       EXPECT_LT(static_cast<size_t>(schema->root), schema->nodes.size());
       for (const IgnoredKeyword& k : schema->ignored_keywords) ++ignored[k.keyword];
       if (ParseSchema(text, ParseOptions::Strict()).ok()) ++strict_ok;
+      // The combinators as written: the rewritten form must give the same
+      // verdict on every instance (expand.cc and negate.cc are exact).
+      ParseOptions as_written_options;
+      as_written_options.rewrite_combinators = false;
+      absl::StatusOr<Schema> as_written = ParseSchema(text, as_written_options);
+      EXPECT_TRUE(as_written.ok()) << name << ": " << as_written.status();
       // The normalized form must give MaskBench's verdicts.
       simdjson::dom::array tests;
       if (doc["tests"].get(tests) != simdjson::SUCCESS) continue;
@@ -106,6 +113,11 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
         ASSERT_TRUE(data.ok()) << name;
         bool got = ReferenceValidate(*schema, schema->root, *data);
         ++instances;
+        if (as_written.ok() && ReferenceValidate(*as_written, as_written->root, *data) != got) {
+          ++rewritten_disagreements;
+          ADD_FAILURE() << name << ": rewriting combinators changed the verdict on "
+                        << data->ToJson().substr(0, 300);
+        }
         if (got == expected) continue;
         ++(expected ? valid_rejected : invalid_accepted);
         if (expected || invalid_accepted <= 5 || std::getenv("MASKD_PRINT_ALL")) {
@@ -152,6 +164,7 @@ TEST(MaskBenchSchemasTest, EveryDevSchemaParsesOrFailsWithANamedError) {
             << "; valid rejected by the normalized schema: " << valid_rejected
             << "; invalid accepted: " << invalid_accepted
             << " (formats are not checked by the reference validator)\n";
+  EXPECT_EQ(rewritten_disagreements, 0);
   // A valid instance rejected means normalization narrowed the schema.
   EXPECT_LT(valid_rejected, instances / 200);
   // Regression guard: almost all real-world schemas are understood.

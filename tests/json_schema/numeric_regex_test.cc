@@ -255,3 +255,46 @@ TEST(IntegerMultipleOfRegexTest, ExactWhereSupported) {
 
 }  // namespace
 }  // namespace maskd::json_schema
+
+namespace maskd::json_schema {
+namespace {
+
+// Every mantissa/exponent spelling of small values, against the value's
+// integrality (Decimal::is_integer) as the oracle.
+TEST(NonIntegerNumberRegexTest, MatchesExactlyTheNonIntegerSpellings) {
+  RE2 re(NonIntegerNumberRegex());
+  ASSERT_TRUE(re.ok()) << re.error();
+  const std::vector<std::string> fixed = {"0",    "7",    "12",   "0.5", "0.50", "3.0",
+                                          "3.00", "3.25", "10.1", "100", "0.05", "12.5"};
+  int checked = 0;
+  for (const std::string& f : fixed) {
+    for (const char* sign : {"", "-"}) {
+      const std::string s = std::string(sign) + f;
+      EXPECT_EQ(RE2::FullMatch(s, re), !D(s).is_integer()) << s;
+      ++checked;
+    }
+  }
+  const std::vector<std::string> mantissas = {
+      "1", "2.5", "1.25", "9.999", "1.0", "1.50", "1.000000000000000000001"};
+  for (const std::string& m : mantissas) {
+    for (int e = -4; e <= 22; ++e) {
+      for (const char* e_sign : {"", "+"}) {
+        if (e < 0 && *e_sign) continue;
+        for (const std::string& digits :
+             {std::to_string(e < 0 ? -e : e), absl::StrFormat("%02d", e < 0 ? -e : e)}) {
+          const std::string s = absl::StrCat(m, "e", e < 0 ? "-" : e_sign, digits);
+          const bool non_integer = !D(s).is_integer();
+          // Positive exponents above the bound are outside the language.
+          EXPECT_EQ(RE2::FullMatch(s, re), non_integer && e <= kMaxNonIntegerExponent) << s;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+  EXPECT_FALSE(RE2::FullMatch("0e-5", re));   // Zero is an integer.
+  EXPECT_FALSE(RE2::FullMatch("12e-1", re));  // Not a normalized mantissa.
+}
+
+}  // namespace
+}  // namespace maskd::json_schema

@@ -23,6 +23,12 @@ absl::Status Error(const std::string& text, const ParseOptions& options = {}) {
   return s.status();
 }
 
+// The parsed form with combinators as written (no rewriting into anyOf).
+ParseOptions AsWritten(ParseOptions options = {}) {
+  options.rewrite_combinators = false;
+  return options;
+}
+
 const SchemaNode& Root(const Schema& s) { return s.node(s.root); }
 const SchemaNode& Prop(const Schema& s, const SchemaNode& n, const std::string& key) {
   NodeId id = n.PropertyNode(key);
@@ -65,7 +71,7 @@ TEST(ParseSchemaTest, ClosedObjectsOption) {
   EXPECT_EQ(open.node(Root(open).additional_properties).types, kStringType);
   Schema fragment = Parse(R"({"type": "object", "properties": {"a": {}, "b": {}},
       "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})",
-                          closed);
+                          AsWritten(closed));
   EXPECT_EQ(fragment.node(Root(fragment).any_of[0]).additional_properties, kTrueNode);
   EXPECT_EQ(Root(fragment).additional_properties, kFalseNode);
 }
@@ -162,7 +168,8 @@ TEST(ParseSchemaTest, KeywordsNewerThanTheDeclaredDraftAreUnknown) {
   EXPECT_FALSE(Root(d4).enum_values);
   EXPECT_EQ(d4.ignored_keywords.size(), 3u);
   Schema d7 = Parse(R"({"$schema": "http://json-schema.org/draft-07/schema#",
-      "type": "string", "if": {"minLength": 2}, "then": {"maxLength": 5}, "const": "x"})");
+      "type": "string", "if": {"minLength": 2}, "then": {"maxLength": 5}, "const": "x"})",
+                    AsWritten());
   EXPECT_NE(Root(d7).if_schema, kNoNode);
   EXPECT_TRUE(Root(d7).enum_values);
 }
@@ -212,7 +219,8 @@ TEST(ParseSchemaTest, ObjectKeywords) {
   Schema s = Parse(R"({"patternProperties": {"^x-": {"type": "string"}},
       "propertyNames": {"maxLength": 8}, "minProperties": 1, "maxProperties": 4,
       "dependentRequired": {"a": ["b", "c"]},
-      "dependencies": {"d": ["e"], "f": {"required": ["g"]}}})");
+      "dependencies": {"d": ["e"], "f": {"required": ["g"]}}})",
+                   AsWritten());
   const SchemaNode& r = Root(s);
   ASSERT_EQ(r.pattern_properties.size(), 1u);
   EXPECT_EQ(r.pattern_properties[0].first, "^x-");
@@ -295,7 +303,8 @@ TEST(ParseSchemaTest, AllOfKeepsWhatOneNodeCannotHold) {
   Schema s = Parse(R"({"allOf": [{"anyOf": [{"type": "string"}, {"type": "null"}]},
       {"anyOf": [{"maxLength": 3}, {"type": "null"}]},
       {"patternProperties": {"^a": {"type": "string"}}, "additionalProperties": false},
-      {"properties": {"b": {}}}]})");
+      {"properties": {"b": {}}}]})",
+                   AsWritten());
   const SchemaNode& r = Root(s);
   EXPECT_EQ(r.any_of.size(), 2u);
   // The second anyOf and the second object part stay separate allOf entries.
@@ -342,7 +351,7 @@ TEST(ParseSchemaTest, ContradictionInOptionalPartMeansFalse) {
 
 TEST(ParseSchemaTest, OneOfDisjointness) {
   auto disjoint = [](const std::string& branches) {
-    Schema s = Parse(absl::StrCat(R"({"oneOf": )", branches, "}"));
+    Schema s = Parse(absl::StrCat(R"({"oneOf": )", branches, "}"), AsWritten());
     return Root(s).one_of_disjoint;
   };
   EXPECT_TRUE(disjoint(R"([{"type": "string"}, {"type": "integer"}, {"type": "null"}])"));

@@ -110,10 +110,11 @@ TEST(JsonSchemaLoweringTest, WhitespaceModes) {
 
 TEST(JsonSchemaLoweringTest, RefusalsNameTheKeywordAndPointer) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"properties":{"a":{"not":{"type":"string"}}}})", "\"not\" at /properties/a"},
+      {R"({"properties":{"a":{"not":{"type":"string","format":"date"}}}})",
+       "\"not\" of \"format\" (no exact complement) at /properties/a/not"},
       {R"({"type":"string","format":"iri"})", "unknown format \"iri\""},
       {R"({"type":"array","uniqueItems":true})", "uniqueItems"},
-      {R"({"oneOf":[{"type":"string"},{"maxLength":3}]})", "oneOf"},
+      {R"({"oneOf":[{"additionalProperties":false},{"maxLength":3}]})", "oneOf"},
       {R"j({"type":"string","pattern":"a(?=b)"})j", "look"},
   };
   for (const auto& [schema, expected] : cases) {
