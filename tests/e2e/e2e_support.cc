@@ -1,0 +1,93 @@
+#include "tests/e2e/e2e_support.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace maskd::e2e {
+
+std::string Llama3Dir() { return testing::TokenizerRootDir() + "/llama3"; }
+
+absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> StartMaskd(
+    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                   "--tokenizer=llama3=" + Llama3Dir()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return testing::MaskdProcess::Start(args);
+}
+
+absl::StatusOr<std::shared_ptr<const Tokenizer>> Llama3() {
+  static std::mutex mutex;
+  static absl::StatusOr<std::shared_ptr<const Tokenizer>>* loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded == nullptr) {
+    loaded =
+        new absl::StatusOr<std::shared_ptr<const Tokenizer>>(Tokenizer::FromDirectory(Llama3Dir()));
+  }
+  return *loaded;
+}
+
+std::unique_ptr<client::MaskdClient> ClientOf(const testing::MaskdProcess& process) {
+  client::ChannelOptions options;
+  options.target = process.grpc_address();
+  options.rpc_deadline = absl::Seconds(120);
+  return std::make_unique<client::MaskdClient>(options);
+}
+
+std::string MaskBenchPath() {
+  const char* env = std::getenv("MASKD_MASKBENCH");
+  if (env != nullptr && env[0] != '\0') return env;
+  return std::string(MASKD_SOURCE_DIR) + "/../shared/maskbench/dev.jsonl.gz";
+}
+
+std::string FetchMetrics(const std::string& metrics_address) {
+  const size_t colon = metrics_address.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(metrics_address.substr(colon + 1), &port)) {
+    return "";
+  }
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, metrics_address.substr(0, colon).c_str(), &addr.sin_addr);
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    // HTTP/1.0: the server closes the connection when the body is done.
+    const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + metrics_address + "\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[8192];
+      ssize_t n;
+      while ((n = read(fd, buffer, sizeof(buffer))) > 0) {
+        response.append(buffer, static_cast<size_t>(n));
+      }
+    }
+  }
+  close(fd);
+  return response;
+}
+
+std::optional<double> MetricValue(const std::string& exposition, const std::string& sample) {
+  std::istringstream lines(exposition);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.size() <= sample.size() || line.compare(0, sample.size(), sample) != 0 ||
+        line[sample.size()] != ' ') {
+      continue;
+    }
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(sample.size() + 1), &value)) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace maskd::e2e

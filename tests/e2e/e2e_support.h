@@ -1,0 +1,45 @@
+// What the end-to-end tests share: a real maskd with the Llama-3 tokenizer
+// on a free loopback port, the same tokenizer in process, MaskBench, and the
+// server's /metrics.
+#ifndef MASKD_TESTS_E2E_E2E_SUPPORT_H_
+#define MASKD_TESTS_E2E_E2E_SUPPORT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "clients/cpp/client.h"
+#include "compiler/tokenizer/tokenizer.h"
+#include "tests/service/maskd_process.h"
+
+namespace maskd::e2e {
+
+// $MASKD_TOKENIZER_DIR/llama3 (or the tokenizer cache's).
+std::string Llama3Dir();
+
+// maskd --tokenizer=llama3=DIR on 127.0.0.1:0 (gRPC and metrics) plus `extra`.
+absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> StartMaskd(
+    const std::vector<std::string>& extra = {});
+
+// The Llama-3 tokenizer loaded in this process (loaded once, shared).
+absl::StatusOr<std::shared_ptr<const Tokenizer>> Llama3();
+
+// A client of `process` with generous deadlines (ASan builds are slow).
+std::unique_ptr<client::MaskdClient> ClientOf(const testing::MaskdProcess& process);
+
+// $MASKD_MASKBENCH, default <source>/../shared/maskbench/dev.jsonl.gz.
+std::string MaskBenchPath();
+
+// GET http://ADDRESS/metrics; empty on failure.
+std::string FetchMetrics(const std::string& metrics_address);
+
+// The value of the sample `name_with_labels` (e.g.
+// `maskd_active_sessions` or `maskd_errors_total{code="NOT_FOUND"}`) in a
+// Prometheus text exposition; nullopt when absent.
+std::optional<double> MetricValue(const std::string& exposition, const std::string& sample);
+
+}  // namespace maskd::e2e
+
+#endif  // MASKD_TESTS_E2E_E2E_SUPPORT_H_
