@@ -22,7 +22,25 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
 ABSL_FLAG(std::vector<std::string>, tokenizer, {},
           "Tokenizers to preload: comma list of name=DIR or name (DIR = "
           "${XDG_CACHE_HOME:-$HOME/.cache}/maskd/tokenizers/name); may be repeated.");
-ABSL_FLAG(int, threads, 64, "Most gRPC server threads; each open Session stream holds one.");
+ABSL_FLAG(int, threads, 0,
+          "Threads computing Session steps (a request's sequences run in parallel on them); "
+          "0: one per core.");
+ABSL_FLAG(int, grpc_threads, 64, "Most gRPC threads for unary calls (Session streams hold none).");
+ABSL_FLAG(int, compile_threads, 0, "Threads running compiles; 0: one per core.");
+ABSL_FLAG(int64_t, cache_bytes, int64_t{1} << 30,
+          "Memory budget of the compiled-grammar cache, in bytes (least recently used first out).");
+ABSL_FLAG(absl::Duration, cache_error_ttl, absl::Seconds(5),
+          "How long a failed compile's error answers identical requests without recompiling.");
+ABSL_FLAG(absl::Duration, compile_time_limit, absl::Seconds(10),
+          "Longest a caller waits for one compile (a request may ask for less): past it the "
+          "answer is DEADLINE_EXCEEDED and the compile finishes in the background.");
+ABSL_FLAG(int64_t, max_spec_bytes, int64_t{1} << 20,
+          "Largest spec (schema, regex, grammar text, or all choices) accepted, in bytes.");
+ABSL_FLAG(int, max_sequences_per_stream, 4096, "Most open sequences on one Session stream.");
+ABSL_FLAG(int, max_ops_per_request, 1024, "Most sequence ops in one StepRequest.");
+ABSL_FLAG(int, max_rollback_tokens, 1024, "Largest OpenSequence.max_rollback_tokens accepted.");
+ABSL_FLAG(absl::Duration, session_idle_timeout, absl::Minutes(10),
+          "A Session stream with no request for this long is ended (DEADLINE_EXCEEDED); 0: never.");
 ABSL_FLAG(int, max_message_bytes, 64 << 20,
           "Largest gRPC message accepted or sent, in bytes (tokenizer uploads are ~10 MiB).");
 ABSL_FLAG(int64_t, max_tokenizer_bytes, int64_t{64} << 20,
@@ -52,17 +70,39 @@ int main(int argc, char** argv) {
     MASKD_LOG(ERROR) << preload.status().message();
     return EXIT_FAILURE;
   }
-  if (absl::GetFlag(FLAGS_threads) < 2 || absl::GetFlag(FLAGS_max_message_bytes) < 1024 ||
-      absl::GetFlag(FLAGS_max_tokenizer_bytes) < 1 || absl::GetFlag(FLAGS_max_tokenizers) < 1) {
-    MASKD_LOG(ERROR) << "--threads must be >= 2, --max_message_bytes >= 1024, "
-                        "--max_tokenizer_bytes and --max_tokenizers >= 1";
+  if (absl::GetFlag(FLAGS_grpc_threads) < 2 || absl::GetFlag(FLAGS_max_message_bytes) < 1024 ||
+      absl::GetFlag(FLAGS_max_tokenizer_bytes) < 1 || absl::GetFlag(FLAGS_max_tokenizers) < 1 ||
+      absl::GetFlag(FLAGS_threads) < 0 || absl::GetFlag(FLAGS_compile_threads) < 0 ||
+      absl::GetFlag(FLAGS_cache_bytes) < 1 || absl::GetFlag(FLAGS_max_spec_bytes) < 1 ||
+      absl::GetFlag(FLAGS_max_sequences_per_stream) < 1 ||
+      absl::GetFlag(FLAGS_max_ops_per_request) < 1 ||
+      absl::GetFlag(FLAGS_max_rollback_tokens) < 0 ||
+      absl::GetFlag(FLAGS_compile_time_limit) <= absl::ZeroDuration()) {
+    MASKD_LOG(ERROR) << "--grpc_threads must be >= 2, --max_message_bytes >= 1024, "
+                        "--threads, --compile_threads and --max_rollback_tokens >= 0, "
+                        "--max_tokenizer_bytes, --max_tokenizers, --cache_bytes, --max_spec_bytes, "
+                        "--max_sequences_per_stream and --max_ops_per_request >= 1, "
+                        "--compile_time_limit > 0";
     return EXIT_FAILURE;
   }
 
   maskd::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  options.threads = absl::GetFlag(FLAGS_threads);
+  options.grpc_threads = absl::GetFlag(FLAGS_grpc_threads);
+  options.step_threads = static_cast<size_t>(absl::GetFlag(FLAGS_threads));
+  options.cache.compile_threads = static_cast<size_t>(absl::GetFlag(FLAGS_compile_threads));
+  options.cache.max_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_cache_bytes));
+  options.cache.error_ttl = absl::GetFlag(FLAGS_cache_error_ttl);
+  options.compile_limits.max_spec_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_spec_bytes));
+  options.compile_limits.compile_time_limit = absl::GetFlag(FLAGS_compile_time_limit);
+  options.session_limits.max_sequences_per_stream =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_sequences_per_stream));
+  options.session_limits.max_ops_per_request =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_ops_per_request));
+  options.session_limits.max_rollback_tokens =
+      static_cast<uint32_t>(absl::GetFlag(FLAGS_max_rollback_tokens));
+  options.session_idle_timeout = absl::GetFlag(FLAGS_session_idle_timeout);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.preload = *std::move(preload);
   options.tokenizer_limits.max_tokenizer_json_bytes =

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "service/log.h"
 #include "service/status_convert.h"
 
@@ -19,6 +20,7 @@ class RpcRecorder {
   grpc::Status Finish(grpc::Status status) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
     metrics_->RecordRpc(method_, status.error_code(), elapsed.count());
+    if (!status.ok()) metrics_->CountError(static_cast<absl::StatusCode>(status.error_code()));
     return status;
   }
 
@@ -48,8 +50,9 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
   info->set_preloaded(entry.preloaded);
 }
 
-MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics)
-    : tokenizers_(tokenizers), metrics_(metrics), compile_(tokenizers), session_(tokenizers) {}
+MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
+                           const CompileHandler* compile, SessionHandler* session)
+    : tokenizers_(tokenizers), metrics_(metrics), compile_(compile), session_(session) {}
 
 grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* /*context*/,
                                              const v1::RegisterTokenizerRequest* request,
@@ -101,21 +104,23 @@ grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* /*context*/,
   return recorder.Finish(grpc::Status::OK);
 }
 
-grpc::Status MaskdService::Compile(grpc::ServerContext* /*context*/,
-                                   const v1::CompileRequest* request,
+grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
                                    v1::CompileResponse* response) {
   RpcRecorder recorder(metrics_, "Compile");
-  return recorder.Finish(compile_.Compile(*request, response));
+  const auto deadline = context->deadline();
+  // No deadline reads as the far future; keep it infinite for the cache.
+  const absl::Time rpc_deadline =
+      deadline >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365)
+          ? absl::InfiniteFuture()
+          : absl::FromChrono(deadline);
+  return recorder.Finish(compile_->Compile(*request, rpc_deadline, response));
 }
 
-grpc::Status MaskdService::Session(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::StepResponse, v1::StepRequest>* stream) {
-  RpcRecorder recorder(metrics_, "Session");
-  metrics_->active_streams().Increment();
-  grpc::Status status = session_.Run(context, stream);
-  metrics_->active_streams().Decrement();
-  return recorder.Finish(status);
+grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Session(
+    grpc::CallbackServerContext* context) {
+  // Counted (active streams, RPC outcome) by the reactor, which outlives
+  // this call.
+  return session_->Open(context);
 }
 
 }  // namespace maskd

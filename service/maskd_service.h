@@ -1,6 +1,7 @@
 // The maskd.v1.Maskd gRPC service: tokenizer RPCs here, Compile and Session
 // delegated to their handlers. Every RPC is counted and timed in
-// ServiceMetrics.
+// ServiceMetrics. Session uses the callback API (one reactor per stream, no
+// thread held per stream); the unary RPCs stay synchronous.
 #ifndef MASKD_SERVICE_MASKD_SERVICE_H_
 #define MASKD_SERVICE_MASKD_SERVICE_H_
 
@@ -15,10 +16,11 @@ namespace maskd {
 // What the service reports about a registered tokenizer.
 void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info);
 
-class MaskdService final : public v1::Maskd::Service {
+class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Maskd::Service> {
  public:
   // All pointers must outlive the service.
-  MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics);
+  MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
+               const CompileHandler* compile, SessionHandler* session);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
@@ -28,9 +30,8 @@ class MaskdService final : public v1::Maskd::Service {
                               v1::ListTokenizersResponse* response) override;
   grpc::Status Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
                        v1::CompileResponse* response) override;
-  grpc::Status Session(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::StepResponse, v1::StepRequest>* stream) override;
+  grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* Session(
+      grpc::CallbackServerContext* context) override;
 
  private:
   grpc::Status DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
@@ -38,8 +39,8 @@ class MaskdService final : public v1::Maskd::Service {
 
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
-  CompileHandler compile_;
-  SessionHandler session_;
+  const CompileHandler* compile_;
+  SessionHandler* session_;
 };
 
 }  // namespace maskd

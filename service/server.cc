@@ -1,6 +1,8 @@
 #include "service/server.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -65,8 +67,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                     << took.count() << " s)";
   }
   server->metrics_->SetTokenizerCount(server->tokenizers_->size());
+  server->store_ = std::make_unique<GrammarStore>(options.cache, server->metrics_.get());
+  server->step_pool_ = std::make_unique<ThreadPool>(
+      options.step_threads != 0 ? options.step_threads
+                                : std::max<size_t>(1, std::thread::hardware_concurrency()));
+  server->compile_ =
+      std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
+                                       server->metrics_.get(), options.compile_limits);
+  SessionEnv env;
+  env.compiler = server->compile_.get();
+  env.store = server->store_.get();
+  env.pool = server->step_pool_.get();
+  env.metrics = server->metrics_.get();
+  env.limits = options.session_limits;
+  server->session_ = std::make_unique<SessionHandler>(env, options.session_idle_timeout);
   server->service_ =
-      std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get());
+      std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get(),
+                                     server->compile_.get(), server->session_.get());
 
   // Health checking and reflection must be enabled before the builder exists.
   grpc::EnableDefaultHealthCheckService(true);
@@ -79,7 +96,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("maskd");
-  quota.SetMaxThreads(options.threads);
+  quota.SetMaxThreads(options.grpc_threads);
   builder.SetResourceQuota(quota);
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || bound_port == 0) {
@@ -121,6 +138,9 @@ void Server::Shutdown(absl::Duration grace) {
     if (grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService()) {
       health->SetServingStatus(false);
     }
+    // Streams end themselves after their step in flight; without this they
+    // would hold the server until `grace` and then be cancelled unanswered.
+    session_->BeginDrain();
     grpc_server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     grpc_server_->Wait();
   }

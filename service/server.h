@@ -12,9 +12,14 @@
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
+#include "service/compile_handler.h"
+#include "service/grammar_store.h"
 #include "service/maskd_service.h"
 #include "service/process_metrics.h"
 #include "service/service_metrics.h"
+#include "service/session_handler.h"
+#include "service/session_stream.h"
+#include "service/thread_pool.h"
 #include "service/tokenizer_flags.h"
 #include "service/tokenizer_registry.h"
 
@@ -25,14 +30,21 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
   // host:port for GET /metrics; port 0 picks a free port; empty disables it.
   std::string metrics_listen = "127.0.0.1:9464";
-  // Most threads the gRPC server may use. Each open Session stream holds one,
-  // so this bounds concurrent streams plus in-flight unary calls.
-  int threads = 64;
+  // Most threads the gRPC server may use for unary calls (Session streams
+  // run on the callback API and hold no thread).
+  int grpc_threads = 64;
+  // Threads computing Session steps (0: one per core).
+  size_t step_threads = 0;
   // Largest request or response message, in bytes (tokenizer.json uploads
   // are ~10 MiB).
   int max_message_bytes = 64 << 20;
   std::vector<TokenizerSource> preload;
   TokenizerRegistryLimits tokenizer_limits;
+  GrammarStoreOptions cache;
+  CompileLimits compile_limits;
+  SessionLimits session_limits;
+  // A stream with no request for this long is ended; zero: never.
+  absl::Duration session_idle_timeout = absl::Minutes(10);
 };
 
 class Server {
@@ -49,9 +61,14 @@ class Server {
   // Empty when metrics are disabled.
   const std::string& metrics_address() const { return metrics_address_; }
 
-  // Stops accepting calls, lets in-flight calls finish for up to `grace`,
-  // then cancels the rest. Idempotent.
+  // Drains: health turns NOT_SERVING, new Session streams are refused with
+  // UNAVAILABLE, open streams end (UNAVAILABLE) once their step in flight is
+  // answered, new calls are refused; in-flight calls get up to `grace`, then
+  // are cancelled. Idempotent.
   void Shutdown(absl::Duration grace);
+
+  // For in-process tests.
+  ServiceMetrics& metrics() { return *metrics_; }
 
  private:
   Server() = default;
@@ -59,6 +76,10 @@ class Server {
   std::unique_ptr<TokenizerRegistry> tokenizers_;
   std::unique_ptr<ServiceMetrics> metrics_;
   std::shared_ptr<ProcessCollector> process_collector_;
+  std::unique_ptr<GrammarStore> store_;
+  std::unique_ptr<ThreadPool> step_pool_;
+  std::unique_ptr<CompileHandler> compile_;
+  std::unique_ptr<SessionHandler> session_;
   std::unique_ptr<MaskdService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -1,25 +1,62 @@
-// Serves Session streams. Until the engine lands every stream is answered
-// UNIMPLEMENTED; the matcher-per-sequence loop plugs in at Run().
+// Serves Session streams (one SessionReactor each) and owns what concerns
+// all of them: the set of live streams, the idle-session timeout (a watcher
+// thread ends streams with no request for that long), and draining on
+// shutdown (new streams refused, open ones ended once their step is
+// answered).
 #ifndef MASKD_SERVICE_SESSION_HANDLER_H_
 #define MASKD_SERVICE_SESSION_HANDLER_H_
 
-#include "grpcpp/server_context.h"
-#include "grpcpp/support/sync_stream.h"
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "grpcpp/support/server_callback.h"
 #include "maskd/v1/session.pb.h"
-#include "service/tokenizer_registry.h"
+#include "service/session_reactor.h"
+#include "service/session_stream.h"
 
 namespace maskd {
 
 class SessionHandler {
  public:
-  explicit SessionHandler(const TokenizerRegistry* tokenizers) : tokenizers_(tokenizers) {}
+  // `idle_timeout` zero or less: streams never time out.
+  SessionHandler(const SessionEnv& env, absl::Duration idle_timeout);
+  // Stops the watcher. Every stream must have ended (the gRPC server shut
+  // down) before.
+  ~SessionHandler();
 
-  // Serves one stream until the client half-closes or the call is cancelled.
-  grpc::Status Run(grpc::ServerContext* context,
-                   grpc::ServerReaderWriter<v1::StepResponse, v1::StepRequest>* stream) const;
+  SessionHandler(const SessionHandler&) = delete;
+  SessionHandler& operator=(const SessionHandler&) = delete;
+
+  // A new stream; gRPC owns the reactor until its OnDone.
+  grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* Open(
+      grpc::CallbackServerContext* context);
+
+  // New streams are refused with UNAVAILABLE; open ones end with
+  // UNAVAILABLE as soon as they have answered their step in flight.
+  void BeginDrain();
+
+  size_t active_streams() const;
 
  private:
-  [[maybe_unused]] const TokenizerRegistry* tokenizers_;
+  friend class SessionReactor;
+  // Called from the reactor's OnDone; returns the handler's reference so the
+  // reactor is destroyed when the caller lets go of it.
+  std::shared_ptr<SessionReactor> Unregister(SessionReactor* reactor);
+  void WatchIdle();
+
+  const SessionEnv env_;
+  const absl::Duration idle_timeout_;
+
+  mutable std::mutex mu_;
+  absl::flat_hash_map<SessionReactor*, std::shared_ptr<SessionReactor>> live_;  // guarded by mu_
+  bool draining_ = false;                                                       // guarded by mu_
+  bool stopping_ = false;                                                       // guarded by mu_
+  std::condition_variable stop_cv_;
+  std::thread watcher_;
 };
 
 }  // namespace maskd

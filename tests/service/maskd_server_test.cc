@@ -1,12 +1,8 @@
 // End-to-end tests of the real maskd binary: health checking, reflection,
-// the tokenizer RPCs, the not-yet-implemented engine RPCs, /metrics, and
-// shutdown on SIGTERM. One server (with llama3 preloaded) serves the main
+// the tokenizer RPCs, /metrics, and shutdown on SIGTERM (Compile and Session
+// are in engine_rpc_test.cc). One server (with llama3 preloaded) serves the main
 // suite; shutdown and startup failures use their own processes.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "grpcpp/channel.h"
@@ -26,11 +21,13 @@
 #include "maskd_test/health.grpc.pb.h"
 #include "maskd_test/reflection.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/service/http_get.h"
 #include "tests/service/maskd_process.h"
 
 namespace maskd {
 namespace {
 
+using ::maskd::testing::HttpGet;
 using ::maskd::testing::MaskdProcess;
 using ::maskd::testing::ReadFileOrEmpty;
 using ::maskd::testing::TokenizerRootDir;
@@ -90,31 +87,6 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(int seconds = 60) {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
   return context;
-}
-
-// GET http://ADDRESS/PATH with a raw socket (HTTP/1.0: the server closes when
-// done). Returns the whole response, headers included; empty on failure.
-std::string HttpGet(const std::string& address, const std::string& path) {
-  const size_t colon = address.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port)) return "";
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
-    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
-      char buffer[8192];
-      ssize_t n;
-      while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
-    }
-  }
-  close(fd);
-  return response;
 }
 
 grpc::health::v1::HealthCheckResponse::ServingStatus CheckHealth(const std::string& address,
@@ -287,37 +259,6 @@ TEST_F(MaskdServerTest, RejectsBadTokenizerInput) {
   status = stub_->RegisterTokenizer(ContextWithDeadline().get(), v1::RegisterTokenizerRequest(),
                                     &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-}
-
-TEST_F(MaskdServerTest, CompileIsUnimplementedUntilTheEngineLands) {
-  v1::CompileRequest request;
-  request.set_tokenizer_id(Llama3Id());
-  request.mutable_spec()->set_json_schema(R"({"type": "object"})");
-  v1::CompileResponse response;
-  grpc::Status status = stub_->Compile(ContextWithDeadline().get(), request, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("engine"));
-
-  request.set_tokenizer_id("0123456789abcdef0123456789abcdef");
-  status = stub_->Compile(ContextWithDeadline().get(), request, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-}
-
-TEST_F(MaskdServerTest, SessionIsUnimplementedUntilTheEngineLands) {
-  auto context = ContextWithDeadline();
-  auto stream = stub_->Session(context.get());
-  v1::StepRequest step;
-  step.set_request_id(7);
-  v1::SequenceOp* op = step.add_ops();
-  op->set_sequence_id(1);
-  op->mutable_open()->set_handle("whatever");
-  stream->Write(step);  // May fail once the server has already finished.
-  stream->WritesDone();
-  v1::StepResponse response;
-  while (stream->Read(&response)) {
-  }
-  grpc::Status status = stream->Finish();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
 }
 
 TEST_F(MaskdServerTest, ServesPrometheusMetrics) {

@@ -1,0 +1,201 @@
+#include "service/compile_request.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <string_view>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace maskd {
+namespace {
+
+// Appends a length-prefixed field, so that no two different field sequences
+// serialize to the same bytes.
+void AppendField(std::string& out, std::string_view field) {
+  absl::StrAppend(&out, field.size(), ":");
+  out.append(field.data(), field.size());
+  out.push_back(';');
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
+}
+
+// Only what changes the compiled grammar goes in: limits (time, memory) do
+// not, so a handle compiled under one server's limits opens on another's.
+std::string ComputeHandle(const CompileJob& job) {
+  std::string key = "maskd.grammar.v1;";
+  AppendField(key, job.tokenizer_id);
+  AppendField(key, SpecKindLabel(job.spec.kind));
+  AppendField(key, absl::StrCat(static_cast<int>(job.spec.dialect)));
+  AppendField(key, job.spec.text);
+  AppendField(key, job.start_rule);
+  AppendField(key, absl::StrCat(job.spec.choices.size()));
+  for (const std::string& choice : job.spec.choices) AppendField(key, choice);
+  const CompileOptions& o = job.options;
+  AppendField(key, absl::StrCat(static_cast<int>(o.whitespace), ",", o.max_whitespace_run, ",",
+                                o.strict, ",", o.additional_properties_default_false, ",",
+                                static_cast<int>(o.property_order), ",", o.max_recursion_depth));
+  return Sha256Hex(key);
+}
+
+absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
+  switch (spec.kind_case()) {
+    case v1::ConstraintSpec::kJsonSchema:
+      out.kind = SpecKind::kJsonSchema;
+      out.text = spec.json_schema();
+      return absl::OkStatus();
+    case v1::ConstraintSpec::kRegex:
+      out.kind = SpecKind::kRegex;
+      out.text = spec.regex();
+      return absl::OkStatus();
+    case v1::ConstraintSpec::kGrammar:
+      out.kind = SpecKind::kEbnf;
+      out.text = spec.grammar().text();
+      switch (spec.grammar().dialect()) {
+        case v1::GRAMMAR_DIALECT_GBNF:
+          out.dialect = EbnfDialect::kGbnf;
+          break;
+        case v1::GRAMMAR_DIALECT_LARK:
+          out.dialect = EbnfDialect::kLark;
+          break;
+        case v1::GRAMMAR_DIALECT_EBNF:
+          out.dialect = EbnfDialect::kW3cEbnf;
+          break;
+        default:
+          return absl::InvalidArgumentError(
+              absl::StrCat("spec.grammar.dialect ", spec.grammar().dialect(),
+                           " is not a known dialect (GBNF = 1, LARK = 2, EBNF = 3)"));
+      }
+      return absl::OkStatus();
+    case v1::ConstraintSpec::kChoices:
+      out.kind = SpecKind::kChoices;
+      out.choices.assign(spec.choices().choices().begin(), spec.choices().choices().end());
+      if (out.choices.empty()) {
+        return absl::InvalidArgumentError(
+            "spec.choices.choices is empty: give at least one choice");
+      }
+      return absl::OkStatus();
+    case v1::ConstraintSpec::kBuiltinJson:
+      out.kind = SpecKind::kBuiltinJson;
+      return absl::OkStatus();
+    case v1::ConstraintSpec::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      "spec has no constraint set (json_schema, regex, grammar, choices or builtin_json)");
+}
+
+size_t SpecBytes(const GrammarSpec& spec) {
+  size_t bytes = spec.text.size();
+  for (const std::string& choice : spec.choices) bytes += choice.size();
+  return bytes;
+}
+
+absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits& limits,
+                              CompileJob& job) {
+  CompileOptions& out = job.options;
+  switch (in.whitespace()) {
+    case v1::WHITESPACE_MODE_UNSPECIFIED:
+    case v1::WHITESPACE_MODE_BOUNDED:
+      out.whitespace = WhitespaceMode::kBounded;
+      break;
+    case v1::WHITESPACE_MODE_COMPACT:
+      out.whitespace = WhitespaceMode::kCompact;
+      break;
+    case v1::WHITESPACE_MODE_FLEXIBLE:
+      out.whitespace = WhitespaceMode::kFlexible;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.whitespace ", in.whitespace(), " is not a known WhitespaceMode"));
+  }
+  out.max_whitespace_run = out.whitespace == WhitespaceMode::kBounded
+                               ? (in.max_whitespace_run() == 0 ? limits.default_max_whitespace_run
+                                                               : in.max_whitespace_run())
+                               : 0;
+  switch (in.unknown_keywords()) {
+    case v1::UNKNOWN_KEYWORD_POLICY_UNSPECIFIED:
+    case v1::UNKNOWN_KEYWORD_POLICY_STRICT:
+      out.strict = true;
+      break;
+    case v1::UNKNOWN_KEYWORD_POLICY_PERMISSIVE:
+      out.strict = false;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.unknown_keywords ", in.unknown_keywords(), " is not a known policy"));
+  }
+  switch (in.property_order()) {
+    case v1::PROPERTY_ORDER_UNSPECIFIED:
+    case v1::PROPERTY_ORDER_SCHEMA_ORDER:
+      out.property_order = PropertyOrder::kSchemaOrder;
+      break;
+    case v1::PROPERTY_ORDER_ANY_ORDER:
+      return absl::UnimplementedError(
+          "options.property_order ANY_ORDER is not supported by the engine yet; use SCHEMA_ORDER");
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("options.property_order ", in.property_order(),
+                                                     " is not a known PropertyOrder"));
+  }
+  if (in.max_recursion_depth() != 0) {
+    // The engine does not enforce a nesting limit yet; accepting the option
+    // would promise a bound that is not kept.
+    return absl::UnimplementedError(
+        "options.max_recursion_depth is not enforced by the engine yet; leave it 0");
+  }
+  job.time_limit = limits.compile_time_limit;
+  if (in.has_compile_time_limit()) {
+    const absl::Duration asked = absl::Seconds(in.compile_time_limit().seconds()) +
+                                 absl::Nanoseconds(in.compile_time_limit().nanos());
+    if (asked <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.compile_time_limit must be positive, got ", absl::FormatDuration(asked)));
+    }
+    job.time_limit = std::min(asked, limits.compile_time_limit);
+  }
+  out.time_limit_ms = static_cast<uint64_t>(absl::ToInt64Milliseconds(job.time_limit));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* SpecKindLabel(SpecKind kind) {
+  switch (kind) {
+    case SpecKind::kJsonSchema:
+      return "json_schema";
+    case SpecKind::kRegex:
+      return "regex";
+    case SpecKind::kEbnf:
+      return "ebnf";
+    case SpecKind::kChoices:
+      return "choices";
+    case SpecKind::kBuiltinJson:
+      return "builtin_json";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
+                                                   const CompileLimits& limits) {
+  CompileJob job;
+  job.tokenizer_id = request.tokenizer_id();
+  if (absl::Status s = TranslateSpec(request.spec(), job.spec); !s.ok()) return s;
+  if (job.spec.kind == SpecKind::kEbnf) job.start_rule = request.spec().grammar().start_rule();
+  job.kind = SpecKindLabel(job.spec.kind);
+  if (const size_t bytes = SpecBytes(job.spec); bytes > limits.max_spec_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("spec is ", bytes,
+                                                     " bytes, over this server's limit of ",
+                                                     limits.max_spec_bytes, " (--max_spec_bytes)"));
+  }
+  if (absl::Status s = TranslateOptions(request.options(), limits, job); !s.ok()) return s;
+  job.handle = ComputeHandle(job);
+  return job;
+}
+
+}  // namespace maskd

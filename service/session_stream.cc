@@ -1,0 +1,295 @@
+#include "service/session_stream.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "service/mask_encoding.h"
+#include "service/spec_error.h"
+
+namespace maskd {
+
+// One op of the current request: its input, its result slot, and what it
+// did, summed into the metrics once the parallel part is over.
+struct SessionStream::Work {
+  enum class Kind { kNone, kOpen, kAdvance };
+  Kind kind = Kind::kNone;
+  const v1::SequenceOp* op = nullptr;
+  v1::SequenceResult* result = nullptr;
+  Sequence* sequence = nullptr;      // kAdvance: the sequence it applies to
+  std::unique_ptr<Sequence> opened;  // kOpen: the new sequence, on success
+
+  absl::StatusCode error = absl::StatusCode::kOk;
+  uint64_t tokens_accepted = 0;
+  uint64_t tokens_rejected = 0;
+  uint64_t jump_forward_bytes = 0;
+  bool has_mask = false;
+  double mask_seconds = 0;
+  EncodedMaskInfo mask_info;
+
+  void Fail(const absl::Status& status) {
+    error = status.code();
+    FillError(status, result->mutable_error());
+  }
+};
+
+namespace {
+
+// A token for error messages: id and (escaped, shortened) bytes.
+std::string DescribeToken(const Tokenizer& tokenizer, TokenId id) {
+  std::string bytes(tokenizer.token_bytes(id).substr(0, 40));
+  return absl::StrCat(id, " (\"", absl::CHexEscape(bytes), "\")");
+}
+
+}  // namespace
+
+SessionStream::~SessionStream() {
+  if (!sequences_.empty()) {
+    env_.metrics->active_sessions().Decrement(static_cast<double>(sequences_.size()));
+  }
+}
+
+void SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
+                         v1::StepResponse* response) {
+  response->set_request_id(request.request_id());
+  const int n = request.ops_size();
+  response->mutable_results()->Reserve(n);
+  std::vector<Work> works(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    works[i].op = &request.ops(i);
+    works[i].result = response->add_results();
+    works[i].result->set_sequence_id(request.ops(i).sequence_id());
+  }
+
+  // Planning, in request order: what each op applies to and whether it may.
+  if (static_cast<size_t>(n) > env_.limits.max_ops_per_request) {
+    const absl::Status too_many = absl::ResourceExhaustedError(
+        absl::StrCat("request has ", n, " ops, over this server's limit of ",
+                     env_.limits.max_ops_per_request, " (--max_ops_per_request); no op applied"));
+    for (Work& work : works) work.Fail(too_many);
+  } else {
+    absl::flat_hash_map<uint64_t, int> first_op;
+    size_t opening = 0;
+    for (int i = 0; i < n; ++i) {
+      Work& work = works[i];
+      const uint64_t id = work.op->sequence_id();
+      if (auto [it, inserted] = first_op.emplace(id, i); !inserted) {
+        work.Fail(absl::InvalidArgumentError(
+            absl::StrCat("sequence ", id, " appears more than once in this request (ops ",
+                         it->second, " and ", i, "); only op ", it->second, " was applied")));
+        continue;
+      }
+      auto found = sequences_.find(id);
+      switch (work.op->op_case()) {
+        case v1::SequenceOp::kOpen:
+          if (found != sequences_.end()) {
+            work.Fail(absl::AlreadyExistsError(
+                absl::StrCat("sequence ", id, " is already open on this stream; close it first")));
+          } else if (sequences_.size() + opening >= env_.limits.max_sequences_per_stream) {
+            work.Fail(absl::ResourceExhaustedError(
+                absl::StrCat("stream already has ", sequences_.size() + opening,
+                             " open sequences, this server's limit (--max_sequences_per_stream)")));
+          } else {
+            work.kind = Work::Kind::kOpen;
+            ++opening;
+          }
+          break;
+        case v1::SequenceOp::kAdvance:
+        case v1::SequenceOp::kClose:
+          if (found == sequences_.end()) {
+            work.Fail(
+                absl::NotFoundError(absl::StrCat("sequence ", id, " is not open on this stream")));
+          } else if (work.op->op_case() == v1::SequenceOp::kAdvance) {
+            work.kind = Work::Kind::kAdvance;
+            work.sequence = found->second.get();
+          }
+          break;
+        case v1::SequenceOp::OP_NOT_SET:
+          work.Fail(absl::InvalidArgumentError(
+              absl::StrCat("op ", i, " (sequence ", id, ") sets none of open, advance, close")));
+          break;
+      }
+    }
+  }
+
+  // The ops themselves, in parallel: each touches only its own sequence.
+  std::vector<Work*> runnable;
+  for (Work& work : works) {
+    if (work.kind != Work::Kind::kNone) runnable.push_back(&work);
+  }
+  env_.pool->ParallelFor(runnable.size(), [&](size_t i) {
+    Work& work = *runnable[i];
+    if (work.kind == Work::Kind::kOpen) {
+      Open(work.op->open(), deadline, work);
+    } else {
+      Advance(work.op->advance(), *work.sequence, work);
+    }
+  });
+
+  // Bookkeeping, in request order again.
+  ServiceMetrics& metrics = *env_.metrics;
+  uint64_t accepted = 0;
+  uint64_t rejected = 0;
+  uint64_t jump_bytes = 0;
+  int64_t opened = 0;
+  int64_t closed = 0;
+  for (Work& work : works) {
+    if (work.error != absl::StatusCode::kOk) metrics.CountError(work.error);
+    accepted += work.tokens_accepted;
+    rejected += work.tokens_rejected;
+    jump_bytes += work.jump_forward_bytes;
+    if (work.has_mask) {
+      metrics.ObserveMask(work.mask_seconds);
+      using Label = ServiceMetrics::MaskEncodingLabel;
+      const Label label = work.mask_info.encoding == v1::MASK_ENCODING_ALLOW_LIST ? Label::kAllow
+                          : work.mask_info.encoding == v1::MASK_ENCODING_DENY_LIST
+                              ? Label::kDeny
+                              : Label::kBitmask;
+      metrics.CountMaskBytes(label, work.mask_info.payload_bytes);
+    }
+    if (work.opened != nullptr) {
+      sequences_.emplace(work.op->sequence_id(), std::move(work.opened));
+      ++opened;
+    } else if (work.error == absl::StatusCode::kOk &&
+               work.op->op_case() == v1::SequenceOp::kClose) {
+      sequences_.erase(work.op->sequence_id());
+      ++closed;
+    }
+  }
+  metrics.CountTokens(accepted, rejected);
+  if (jump_bytes > 0) metrics.CountJumpForwardBytes(jump_bytes);
+  if (opened != closed) {
+    metrics.active_sessions().Increment(static_cast<double>(opened - closed));
+  }
+}
+
+void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline, Work& work) {
+  if (!v1::MaskEncoding_IsValid(open.mask_encoding())) {
+    work.Fail(absl::InvalidArgumentError(
+        absl::StrCat("open.mask_encoding ", open.mask_encoding(), " is not a known MaskEncoding")));
+    return;
+  }
+  if (open.max_rollback_tokens() > env_.limits.max_rollback_tokens) {
+    work.Fail(absl::InvalidArgumentError(absl::StrCat(
+        "open.max_rollback_tokens ", open.max_rollback_tokens(), " is over this server's limit of ",
+        env_.limits.max_rollback_tokens, " (--max_rollback_tokens)")));
+    return;
+  }
+  std::shared_ptr<const CompiledGrammar> grammar;
+  switch (open.grammar_case()) {
+    case v1::OpenSequence::kHandle:
+      grammar = env_.store->Find(open.handle());
+      if (grammar == nullptr) {
+        work.Fail(absl::NotFoundError(absl::StrCat(
+            "grammar handle \"", open.handle().substr(0, 80),
+            "\" is not in this replica's cache (compiled on another replica, evicted, or "
+            "never compiled); open with an inline `compile` request instead")));
+        return;
+      }
+      break;
+    case v1::OpenSequence::kCompile: {
+      bool spec_error = false;
+      absl::StatusOr<CompileOutcome> outcome =
+          env_.compiler->CompileGrammar(open.compile(), deadline, &spec_error);
+      if (!outcome.ok()) {
+        work.Fail(absl::Status(outcome.status().code(),
+                               absl::StrCat("open.compile: ", outcome.status().message())));
+        return;
+      }
+      grammar = outcome->handle.grammar;
+      break;
+    }
+    case v1::OpenSequence::GRAMMAR_NOT_SET:
+      work.Fail(absl::InvalidArgumentError("open sets neither handle nor compile"));
+      return;
+  }
+  auto sequence = std::make_unique<Sequence>();
+  MatcherOptions options;
+  options.max_rollback = open.max_rollback_tokens();
+  sequence->grammar = grammar;
+  sequence->matcher = Matcher::Create(grammar, options);
+  sequence->encoding = open.mask_encoding();
+  sequence->vocab_size = static_cast<uint32_t>(grammar->tokenizer().vocab_size());
+  Describe(*sequence, work);
+  work.opened = std::move(sequence);
+}
+
+void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequence, Work& work) {
+  Matcher& matcher = *sequence.matcher;
+  if (advance.rollback_tokens() > 0) {
+    if (absl::Status s = matcher.Rollback(advance.rollback_tokens()); !s.ok()) {
+      work.Fail(absl::InvalidArgumentError(
+          absl::StrCat("rollback_tokens ", advance.rollback_tokens(), ": ", s.message(),
+                       " (at most open.max_rollback_tokens and the tokens accepted since); "
+                       "sequence unchanged")));
+      return;
+    }
+  }
+  const uint32_t vocab_size = sequence.vocab_size;
+  for (int i = 0; i < advance.tokens_size(); ++i) {
+    const TokenId token = advance.tokens(i);
+    if (token >= vocab_size) {
+      work.Fail(absl::InvalidArgumentError(
+          absl::StrCat("tokens[", i, "] = ", token, " is outside the vocabulary (vocab_size ",
+                       vocab_size, "); the sequence keeps the ", i, " tokens before it")));
+    } else if (!matcher.AcceptToken(token)) {
+      work.Fail(absl::InvalidArgumentError(
+          absl::StrCat("tokens[", i, "] = ", DescribeToken(sequence.grammar->tokenizer(), token),
+                       " is not allowed here; the sequence keeps the ", i, " tokens before it")));
+    }
+    if (work.error != absl::StatusCode::kOk) {
+      work.result->set_tokens_accepted(static_cast<uint32_t>(i));
+      work.tokens_accepted += static_cast<uint64_t>(i);
+      work.tokens_rejected += 1;
+      return;
+    }
+  }
+  work.result->set_tokens_accepted(static_cast<uint32_t>(advance.tokens_size()));
+  work.tokens_accepted += static_cast<uint64_t>(advance.tokens_size());
+  int drafts = 0;
+  for (; drafts < advance.draft_tokens_size(); ++drafts) {
+    const TokenId token = advance.draft_tokens(drafts);
+    if (token >= vocab_size || !matcher.AcceptToken(token)) {
+      work.tokens_rejected += 1;
+      break;
+    }
+  }
+  work.result->set_drafts_accepted(static_cast<uint32_t>(drafts));
+  work.tokens_accepted += static_cast<uint64_t>(drafts);
+  if (!advance.omit_mask()) Describe(sequence, work);
+}
+
+void SessionStream::Describe(Sequence& sequence, Work& work) {
+  Matcher& matcher = *sequence.matcher;
+  // One scratch bitmask per pool thread (16 KiB for a 128k vocabulary)
+  // instead of one per sequence.
+  thread_local std::vector<uint32_t> words;
+  words.assign((static_cast<size_t>(sequence.vocab_size) + 31) / 32, 0);
+  const auto start = std::chrono::steady_clock::now();
+  matcher.FillMask(words);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  work.mask_seconds = took.count();
+  work.has_mask = true;
+  work.mask_info =
+      EncodeMask(words, sequence.vocab_size, sequence.encoding, work.result->mutable_mask());
+
+  v1::StopStatus stop = v1::STOP_STATUS_CONTINUE;
+  if (matcher.CanStop())
+    stop = matcher.MustStop() ? v1::STOP_STATUS_MUST_STOP : v1::STOP_STATUS_MAY_STOP;
+  work.result->set_stop(stop);
+  if (stop == v1::STOP_STATUS_CONTINUE) {
+    JumpForward jump = matcher.ComputeJumpForward();
+    if (!jump.bytes.empty()) {
+      work.jump_forward_bytes = jump.bytes.size();
+      v1::JumpForward* out = work.result->mutable_jump_forward();
+      out->set_bytes(std::move(jump.bytes));
+      out->mutable_token_ids()->Add(jump.tokens.begin(), jump.tokens.end());
+    }
+  }
+}
+
+}  // namespace maskd
