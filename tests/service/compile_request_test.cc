@@ -1,0 +1,120 @@
+// TranslateCompileRequest: defaults, refusals with the fitting code, and the
+// handle (a content hash of what changes the compiled grammar, only that).
+#include "service/compile_request.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace maskd {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::CompileRequest Schema(const std::string& schema) {
+  v1::CompileRequest request;
+  request.set_tokenizer_id("0123456789abcdef0123456789abcdef");
+  request.mutable_spec()->set_json_schema(schema);
+  return request;
+}
+
+std::string Handle(const v1::CompileRequest& request, const CompileLimits& limits = {}) {
+  absl::StatusOr<CompileJob> job = TranslateCompileRequest(request, limits);
+  EXPECT_TRUE(job.ok()) << job.status();
+  return job.ok() ? job->handle : "";
+}
+
+TEST(CompileRequestTest, HandleIsAStableContentHash) {
+  const std::string a = Handle(Schema(R"({"type":"integer"})"));
+  EXPECT_THAT(a, ::testing::MatchesRegex("[0-9a-f]{64}"));
+  EXPECT_EQ(Handle(Schema(R"({"type":"integer"})")), a);
+  EXPECT_NE(Handle(Schema(R"({"type": "integer"})")), a);  // other bytes, other grammar key
+
+  v1::CompileRequest other_tokenizer = Schema(R"({"type":"integer"})");
+  other_tokenizer.set_tokenizer_id("fedcba9876543210fedcba9876543210");
+  EXPECT_NE(Handle(other_tokenizer), a);
+
+  v1::CompileRequest compact = Schema(R"({"type":"integer"})");
+  compact.mutable_options()->set_whitespace(v1::WHITESPACE_MODE_COMPACT);
+  EXPECT_NE(Handle(compact), a);
+  // Defaults spelled out are the defaults.
+  v1::CompileRequest bounded = Schema(R"({"type":"integer"})");
+  bounded.mutable_options()->set_whitespace(v1::WHITESPACE_MODE_BOUNDED);
+  bounded.mutable_options()->set_max_whitespace_run(32);
+  bounded.mutable_options()->set_unknown_keywords(v1::UNKNOWN_KEYWORD_POLICY_STRICT);
+  EXPECT_EQ(Handle(bounded), a);
+  // Limits do not change the grammar.
+  v1::CompileRequest limited = Schema(R"({"type":"integer"})");
+  limited.mutable_options()->mutable_compile_time_limit()->set_seconds(1);
+  EXPECT_EQ(Handle(limited), a);
+
+  // Choices are length-prefixed: ["ab"] and ["a", "b"] differ.
+  v1::CompileRequest one = Schema("");
+  one.mutable_spec()->mutable_choices()->add_choices("ab");
+  v1::CompileRequest two = Schema("");
+  two.mutable_spec()->mutable_choices()->add_choices("a");
+  two.mutable_spec()->mutable_choices()->add_choices("b");
+  EXPECT_NE(Handle(one), Handle(two));
+  // The same text as a regex is another grammar.
+  v1::CompileRequest regex = Schema("");
+  regex.mutable_spec()->set_regex(R"({"type":"integer"})");
+  EXPECT_NE(Handle(regex), a);
+}
+
+TEST(CompileRequestTest, TranslatesOptions) {
+  v1::CompileRequest request = Schema("{}");
+  request.mutable_options()->set_whitespace(v1::WHITESPACE_MODE_FLEXIBLE);
+  request.mutable_options()->set_unknown_keywords(v1::UNKNOWN_KEYWORD_POLICY_PERMISSIVE);
+  request.mutable_options()->mutable_compile_time_limit()->set_seconds(60);
+  CompileLimits limits;
+  limits.compile_time_limit = absl::Seconds(3);
+  absl::StatusOr<CompileJob> job = TranslateCompileRequest(request, limits);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec.kind, SpecKind::kJsonSchema);
+  EXPECT_STREQ(job->kind, "json_schema");
+  EXPECT_EQ(job->options.whitespace, WhitespaceMode::kFlexible);
+  EXPECT_FALSE(job->options.strict);
+  EXPECT_EQ(job->time_limit, absl::Seconds(3));  // capped by the server
+}
+
+TEST(CompileRequestTest, RefusesWithTheFittingCode) {
+  CompileLimits limits;
+  limits.max_spec_bytes = 10;
+  absl::StatusOr<CompileJob> big = TranslateCompileRequest(Schema(std::string(11, ' ')), limits);
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(big.status().message(), HasSubstr("--max_spec_bytes"));
+
+  v1::CompileRequest none;
+  EXPECT_EQ(TranslateCompileRequest(none, {}).status().code(), absl::StatusCode::kInvalidArgument);
+
+  v1::CompileRequest no_choices = Schema("");
+  no_choices.mutable_spec()->mutable_choices();
+  EXPECT_EQ(TranslateCompileRequest(no_choices, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  v1::CompileRequest dialect = Schema("");
+  dialect.mutable_spec()->mutable_grammar()->set_text("root ::= \"a\"");
+  absl::StatusOr<CompileJob> no_dialect = TranslateCompileRequest(dialect, {});
+  EXPECT_EQ(no_dialect.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_dialect.status().message(), HasSubstr("dialect"));
+
+  v1::CompileRequest bad_enum = Schema("{}");
+  bad_enum.mutable_options()->set_whitespace(static_cast<v1::WhitespaceMode>(42));
+  EXPECT_EQ(TranslateCompileRequest(bad_enum, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  v1::CompileRequest any_order = Schema("{}");
+  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
+  EXPECT_EQ(TranslateCompileRequest(any_order, {}).status().code(),
+            absl::StatusCode::kUnimplemented);
+  v1::CompileRequest depth = Schema("{}");
+  depth.mutable_options()->set_max_recursion_depth(3);
+  EXPECT_EQ(TranslateCompileRequest(depth, {}).status().code(), absl::StatusCode::kUnimplemented);
+
+  v1::CompileRequest negative = Schema("{}");
+  negative.mutable_options()->mutable_compile_time_limit()->set_seconds(-1);
+  EXPECT_EQ(TranslateCompileRequest(negative, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace maskd

@@ -1,0 +1,104 @@
+// Several Session streams at once on one server's shared parts (grammar
+// store, step pool, metrics), as the gRPC reactors drive them: each thread
+// owns a stream, all open sequences by inline compile of the same schema
+// (single flight: one compile) and advance many sequences per request, and
+// every mask must equal a lone Matcher's. Labelled `concurrency` (TSan).
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "service/mask_encoding.h"
+#include "service/session_stream.h"
+#include "tests/service/session_harness.h"
+
+namespace maskd {
+namespace {
+
+using ::maskd::testing::SessionHarness;
+using ::testing::HasSubstr;
+
+constexpr char kSchema[] = R"({"type": "object", "properties": {"a": {"type": "string"},
+    "b": {"type": "array", "items": {"type": "integer"}}}, "additionalProperties": false})";
+constexpr char kDoc[] = R"({"a": "xab\\e", "b": [1, 12, 2]})";
+
+TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
+  SessionHarness harness(/*threads=*/3);
+  const std::vector<TokenId> tokens = harness.tokenizer().Encode(kDoc);
+  ASSERT_EQ(harness.tokenizer().Decode(tokens), kDoc);
+
+  // The reference: one matcher, alone, token by token.
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = kSchema;
+  auto grammar = CompiledGrammar::Compile(spec, CompileOptions(), harness.tokenizer_ptr());
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  auto reference = Matcher::Create(*grammar);
+  const size_t words = (harness.tokenizer().vocab_size() + 31) / 32;
+  std::vector<std::vector<uint32_t>> expected;
+  for (size_t i = 0; i <= tokens.size(); ++i) {
+    expected.emplace_back(words);
+    reference->FillMask(expected.back());
+    if (i < tokens.size()) {
+      ASSERT_TRUE(reference->AcceptToken(tokens[i]));
+    }
+  }
+
+  constexpr int kStreams = 4;
+  constexpr int kSequences = 6;
+  const v1::MaskEncoding encodings[] = {v1::MASK_ENCODING_AUTO, v1::MASK_ENCODING_BITMASK,
+                                        v1::MASK_ENCODING_ALLOW_LIST, v1::MASK_ENCODING_DENY_LIST};
+  std::vector<std::vector<std::string>> failures(kStreams);
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kStreams; ++s) {
+    threads.emplace_back([&, s] {
+      SessionStream stream(harness.env());
+      auto check = [&](const v1::StepResponse& response, size_t position) {
+        for (const v1::SequenceResult& result : response.results()) {
+          if (result.has_error()) {
+            failures[s].push_back(result.error().message());
+          } else if (DecodeMask(result.mask()) != expected[position]) {
+            failures[s].push_back("mask differs at token " + std::to_string(position));
+          }
+        }
+      };
+      v1::StepRequest open;
+      for (int q = 0; q < kSequences; ++q) {
+        v1::SequenceOp* op = open.add_ops();
+        op->set_sequence_id(q);
+        *op->mutable_open()->mutable_compile() = harness.SchemaRequest(kSchema);
+        op->mutable_open()->set_mask_encoding(encodings[(s + q) % 4]);
+      }
+      v1::StepResponse response;
+      stream.Step(open, absl::InfiniteFuture(), &response);
+      check(response, 0);
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        v1::StepRequest step;
+        for (int q = 0; q < kSequences; ++q) {
+          v1::SequenceOp* op = step.add_ops();
+          op->set_sequence_id(q);
+          op->mutable_advance()->add_tokens(tokens[i]);
+        }
+        response.Clear();
+        stream.Step(step, absl::InfiniteFuture(), &response);
+        check(response, i + 1);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int s = 0; s < kStreams; ++s) {
+    EXPECT_THAT(failures[s], ::testing::IsEmpty()) << "stream " << s;
+  }
+
+  // One compile for all 24 opens; the streams' ends closed every sequence.
+  const std::string metrics = harness.MetricsText();
+  EXPECT_THAT(metrics, HasSubstr("maskd_compile_duration_seconds_count{kind=\"json_schema\","
+                                 "outcome=\"ok\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("maskd_active_sessions 0\n"));
+  EXPECT_THAT(metrics, HasSubstr("maskd_cache_requests_total{result=\"miss\"} 1\n"));
+  EXPECT_EQ(harness.store().stats().computes, 1u);
+}
+
+}  // namespace
+}  // namespace maskd
