@@ -133,7 +133,9 @@ class ChartMatchesKustomize(unittest.TestCase):
             {"grpc": (maskd["grpcPort"], "grpc"), "metrics": (maskd["metricsPort"], "metrics")},
         )
         self.assertEqual(services["maskd"]["type"], self.values["service"]["type"])
-        self.assertEqual(self.values["service"]["headless"]["enabled"], "maskd-headless" in services)
+        self.assertEqual(
+            self.values["service"]["headless"]["enabled"], "maskd-headless" in services
+        )
         headless = services["maskd-headless"]
         self.assertEqual(headless["clusterIP"], "None")
         self.assertEqual([(p["name"], p["port"]) for p in headless["ports"]],
@@ -152,7 +154,9 @@ class ChartMatchesKustomize(unittest.TestCase):
                 self.templates["deployment.yaml"],
             )
             self.assertIsNotNone(block, f"deployment.yaml: {kind}Probe does not read its values")
-            fields = re.findall(rf"(\w+): {{{{ \.Values\.probes\.{kind}\.(\w+) }}}}", block.group(1))
+            fields = re.findall(
+                rf"(\w+): {{{{ \.Values\.probes\.{kind}\.(\w+) }}}}", block.group(1)
+            )
             self.assertEqual(sorted(fields), sorted((k, k) for k in want), kind)
 
     def test_termination_outlasts_drain(self):
