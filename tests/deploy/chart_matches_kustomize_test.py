@@ -211,6 +211,24 @@ class ChartMatchesKustomize(unittest.TestCase):
         self.assertNotIn("ServiceMonitor", self.kinds)
         self.assertFalse(self.values["metrics"]["serviceMonitor"]["enabled"])
 
+    def test_templates_are_consistent(self):
+        # Without helm, catch what `helm lint` would: a .Values path that values.yaml
+        # lacks (a typo renders as empty), an include of an undefined template, and
+        # unbalanced block actions.
+        defined = set(re.findall(r'{{-? define "([\w.]+)"', self.templates["_helpers.tpl"]))
+        for name, text in self.templates.items():
+            for path in re.findall(r"\.Values((?:\.\w+)+)", text):
+                node = self.values
+                for key in path.strip(".").split("."):
+                    self.assertIsInstance(node, dict, f"{name}: .Values{path}")
+                    self.assertIn(key, node, f"{name}: .Values{path} is not in values.yaml")
+                    node = node[key]
+            for included in re.findall(r'include "([\w.]+)"', text):
+                self.assertIn(included, defined, f"{name}: include of undefined {included}")
+            actions = re.findall(r"{{-?\s*(\w+)", text)
+            opened = sum(a in ("if", "with", "range", "define") for a in actions)
+            self.assertEqual(opened, actions.count("end"), f"{name}: unbalanced blocks")
+
     def test_every_value_is_documented(self):
         # Each leaf or section key in values.yaml has a comment line right above it
         # (or is a child of a documented map whose own comment covers it).
