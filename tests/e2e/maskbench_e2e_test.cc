@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "bench/maskbench/maskbench_data.h"
 #include "clients/cpp/spec.h"
 #include "compiler/matcher/matcher.h"
@@ -100,6 +101,7 @@ class Comparer {
 };
 
 TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
+  const absl::Time start = absl::Now();
   absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer = Llama3();
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   absl::StatusOr<std::vector<maskbench::SchemaCase>> cases =
@@ -152,6 +154,7 @@ TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
     }
   }
   ASSERT_GE(compiled, kSampleSchemas / 2) << "too few schemas compiled to compare anything";
+  const absl::Time stepping = absl::Now();
 
   Comparer comparer((*tokenizer)->vocab_size());
   size_t steps = 0, verdicts_compared = 0;
@@ -222,8 +225,9 @@ TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
   EXPECT_GT(comparer.compared_masks(), 1000u);
   std::printf(
       "%zu schemas compiled, %zu refused by both; %zu instances, %zu steps, %zu masks "
-      "identical\n",
-      compiled, refused, runs.size(), steps, comparer.compared_masks());
+      "identical; setup and compiles %.1f s, steps %.1f s\n",
+      compiled, refused, runs.size(), steps, comparer.compared_masks(),
+      absl::ToDoubleSeconds(stepping - start), absl::ToDoubleSeconds(absl::Now() - stepping));
   EXPECT_EQ((*server)->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
 }
 

@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cpp/maskctl/exit_codes.h"
 #include "clients/cpp/maskctl/flags.h"
@@ -28,7 +29,9 @@ int FailWithStatus(std::string_view command, const absl::Status& status, int ite
   std::string message =
       absl::StrCat(absl::StatusCodeToString(status.code()), ": ", std::string(status.message()));
   if (std::optional<v1::SourceLocation> location = client::SourceLocationOf(status)) {
-    absl::StrAppend(&message, " (at ", client::DescribeLocation(*location), ")");
+    // Servers often name the place in the message already; say it once.
+    const std::string where = client::DescribeLocation(*location);
+    if (!absl::StrContains(message, where)) absl::StrAppend(&message, " (at ", where, ")");
   }
   return Fail(command, client::IsItemError(status) ? item_exit_code : kExitServerError, message);
 }

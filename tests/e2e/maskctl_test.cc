@@ -1,0 +1,274 @@
+// maskctl against a real maskd: each command's output and exit code
+// (0 ok, 1 rejected, 2 usage, 3 server/RPC error, 4 token limit), as a
+// shell script would see them.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "clients/cpp/spec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "re2/re2.h"
+#include "tests/e2e/e2e_support.h"
+
+extern char** environ;
+
+namespace maskd::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::StartsWith;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/maskctl_test_", getpid(), "_", name);
+}
+
+void WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream(path, std::ios::binary) << contents;
+}
+
+// Runs maskctl with `args`, stdout and stderr captured in files.
+Outcome RunMaskctl(std::vector<std::string> args) {
+  const std::string out_path = TempPath("stdout"), err_path = TempPath("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  args.insert(args.begin(), MASKCTL_BINARY);
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  Outcome outcome;
+  pid_t pid = -1;
+  if (posix_spawn(&pid, MASKCTL_BINARY, &actions, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  outcome.out = testing::ReadFileOrEmpty(out_path);
+  outcome.err = testing::ReadFileOrEmpty(err_path);
+  return outcome;
+}
+
+// "--server=ADDRESS" for the shared server.
+class MaskctlTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = StartMaskd();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+    server_flag_ = new std::string("--server=" + server_->grpc_address());
+  }
+  static void TearDownTestSuite() {
+    if (server_ != nullptr) {
+      EXPECT_EQ(server_->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
+      delete server_;
+    }
+  }
+
+  // The handle maskctl prints for `spec_path`; fails the test otherwise.
+  static std::string CompileHandle(const std::string& spec_path) {
+    const Outcome compiled = RunMaskctl({"compile", spec_path, *server_flag_});
+    EXPECT_EQ(compiled.exit_code, 0) << compiled.err;
+    const std::vector<std::string> lines = absl::StrSplit(compiled.out, '\n');
+    return !lines.empty() && lines[0].rfind("handle: ", 0) == 0 ? lines[0].substr(8) : "";
+  }
+
+  static testing::MaskdProcess* server_;
+  static std::string* server_flag_;
+};
+
+testing::MaskdProcess* MaskctlTest::server_ = nullptr;
+std::string* MaskctlTest::server_flag_ = nullptr;
+
+constexpr char kAgeSchema[] =
+    R"({"type":"object","properties":{"age":{"type":"integer"}},"required":["age"],)"
+    R"("additionalProperties":false})";
+
+TEST_F(MaskctlTest, HealthAndTokenizers) {
+  Outcome health = RunMaskctl({"health", *server_flag_});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(health.out, "SERVING\n");
+  health = RunMaskctl({"health", *server_flag_, "--service=maskd.v1.Maskd"});
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  health = RunMaskctl({"health", *server_flag_, "--service=no.such.Service"});
+  EXPECT_EQ(health.exit_code, 3);
+  EXPECT_THAT(health.err, HasSubstr("NOT_FOUND"));
+
+  const Outcome listed = RunMaskctl({"tokenizers", *server_flag_});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  absl::StatusOr<std::shared_ptr<const Tokenizer>> llama3 = Llama3();
+  ASSERT_TRUE(llama3.ok()) << llama3.status();
+  EXPECT_THAT(listed.out, MatchesRegex(absl::StrCat("NAME +ID.*\nllama3 +", (*llama3)->id(),
+                                                    " +byte_level_bpe +128256 .*yes\n")));
+}
+
+TEST_F(MaskctlTest, CompilePrintsTheServersHandleOrItsError) {
+  const std::string schema = TempPath("age.json");
+  WriteFile(schema, kAgeSchema);
+  const Outcome compiled = RunMaskctl({"compile", schema, *server_flag_});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_THAT(compiled.out, MatchesRegex("handle: [0-9a-f]+\ntokenizer: llama3 \\([0-9a-f]+\\)\n"
+                                         "kind: json_schema\ncompile_time: [0-9.]+ ms\n"
+                                         "cache_hit: (true|false)\n(.*\n)*"));
+  // The handle is the server's content hash: the client library gets the
+  // same one for the same request.
+  std::unique_ptr<client::MaskdClient> client = ClientOf(*server_);
+  absl::StatusOr<v1::TokenizerInfo> info = client->FindTokenizer("llama3");
+  ASSERT_TRUE(info.ok()) << info.status();
+  absl::StatusOr<client::CompileResult> direct =
+      client->Compile(info->tokenizer_id(), client::JsonSchemaSpec(kAgeSchema));
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(CompileHandle(schema), direct->handle);
+
+  // Kinds from extensions.
+  const std::string regex = TempPath("zip.regex"), choices = TempPath("colors.txt");
+  WriteFile(regex, "[0-9]{5}\n");
+  WriteFile(choices, "red\ngreen\nblue\n");
+  EXPECT_THAT(RunMaskctl({"compile", regex, *server_flag_}).out, HasSubstr("kind: regex\n"));
+  EXPECT_THAT(RunMaskctl({"compile", choices, *server_flag_}).out, HasSubstr("kind: choices\n"));
+  EXPECT_THAT(RunMaskctl({"compile", "--kind=builtin_json", *server_flag_}).out,
+              HasSubstr("kind: builtin_json\n"));
+
+  // The server's errors, with code and place: exit 1.
+  const std::string unsupported = TempPath("not.json"), malformed = TempPath("bad.json");
+  WriteFile(unsupported, R"({"type":"object","properties":{"a":{"type":"array","uniqueItems":true}}})");
+  WriteFile(malformed, R"({"type": "object",)");
+  Outcome refused = RunMaskctl({"compile", unsupported, *server_flag_});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("maskctl compile: UNIMPLEMENTED: "));
+  EXPECT_THAT(refused.err, HasSubstr("/properties/a"));
+  refused = RunMaskctl({"compile", malformed, *server_flag_});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("INVALID_ARGUMENT"));
+
+  // Usage errors: exit 2, nothing sent.
+  EXPECT_EQ(RunMaskctl({"compile", TempPath("x.yaml"), *server_flag_}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({"compile", TempPath("missing.json"), *server_flag_}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({"compile", schema, "--kind=yaml", *server_flag_}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({"compile", schema, "--seed=1", *server_flag_}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({"compile", schema, "--bogus", *server_flag_}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({"frobnicate"}).exit_code, 2);
+
+  // Server-side failures: exit 3.
+  const Outcome no_tokenizer = RunMaskctl({"compile", schema, "--tokenizer=nope", *server_flag_});
+  EXPECT_EQ(no_tokenizer.exit_code, 3);
+  EXPECT_THAT(no_tokenizer.err, HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(no_tokenizer.err, HasSubstr("llama3"));  // names what the server has
+  const Outcome unreachable =
+      RunMaskctl({"compile", schema, "--server=127.0.0.1:1", "--deadline=2s"});
+  EXPECT_EQ(unreachable.exit_code, 3);
+  EXPECT_THAT(unreachable.err, HasSubstr("UNAVAILABLE"));
+}
+
+TEST_F(MaskctlTest, CheckSaysWhereTheTextLeavesTheGrammar) {
+  const std::string schema = TempPath("age_check.json");
+  WriteFile(schema, kAgeSchema);
+  const std::string handle = CompileHandle(schema);
+  ASSERT_FALSE(handle.empty());
+
+  const Outcome match = RunMaskctl({"check", handle, R"({"age": 42})", *server_flag_});
+  EXPECT_EQ(match.exit_code, 0) << match.err;
+  EXPECT_THAT(match.out, HasSubstr("verdict: match"));
+  EXPECT_THAT(match.out, HasSubstr("no tokenize RPC"));
+
+  // Byte 9 is the 'x': the first byte no continuation allows.
+  const std::string bad = R"({"age": 3x})";
+  const Outcome leaves = RunMaskctl({"check", handle, bad, *server_flag_});
+  EXPECT_EQ(leaves.exit_code, 1) << leaves.err;
+  absl::StatusOr<std::shared_ptr<const Tokenizer>> llama3 = Llama3();
+  ASSERT_TRUE(llama3.ok());
+  const std::vector<TokenId> tokens = (*llama3)->Encode(bad);
+  size_t index = 0, start = 0;
+  while (start + (*llama3)->token_bytes(tokens[index]).size() <= 9) {
+    start += (*llama3)->token_bytes(tokens[index++]).size();
+  }
+  EXPECT_THAT(leaves.out, HasSubstr(absl::StrCat("verdict: leaves the grammar at byte 9 (token ",
+                                                 index, " of ", tokens.size())));
+  EXPECT_THAT(leaves.out, HasSubstr("accepted: \"{\\\"age\\\": 3\"\n"));
+
+  const Outcome incomplete = RunMaskctl({"check", handle, R"({"age": 4)", *server_flag_});
+  EXPECT_EQ(incomplete.exit_code, 1);
+  EXPECT_THAT(incomplete.out, HasSubstr("verdict: incomplete"));
+
+  const Outcome unknown = RunMaskctl({"check", std::string(32, 'e'), "{}", *server_flag_});
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_THAT(unknown.err, HasSubstr("NOT_FOUND"));
+
+  // A local tokenizer that is not byte for byte the server's is refused.
+  const std::string other_dir = TempPath("other_tokenizer");
+  mkdir(other_dir.c_str(), 0700);
+  WriteFile(other_dir + "/tokenizer.json",
+            testing::ReadFileOrEmpty(Llama3Dir() + "/tokenizer.json") + "\n");
+  const Outcome mismatch =
+      RunMaskctl({"check", handle, "{}", "--tokenizer_dir=" + other_dir, *server_flag_});
+  EXPECT_EQ(mismatch.exit_code, 2);
+  EXPECT_THAT(mismatch.err, HasSubstr("but the server's tokenizer 'llama3' has id"));
+  EXPECT_EQ(RunMaskctl({"check", handle, *server_flag_}).exit_code, 2);
+}
+
+TEST_F(MaskctlTest, GenerateSamplesOnlyWhatTheGrammarAllows) {
+  const std::string regex = TempPath("gen.regex");
+  WriteFile(regex, "[a-z]{2,6}-[0-9]{2,4}");
+  const Outcome first = RunMaskctl({"generate", regex, "--random", "--seed=7", *server_flag_});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_FALSE(first.out.empty());
+  EXPECT_TRUE(RE2::FullMatch(first.out.substr(0, first.out.size() - 1), "[a-z]{2,6}-[0-9]{2,4}"))
+      << first.out;
+  EXPECT_THAT(first.err, HasSubstr("seed 7"));
+  const Outcome again = RunMaskctl({"generate", regex, "--random", "--seed=7", *server_flag_});
+  EXPECT_EQ(again.out, first.out);
+
+  const std::string choices = TempPath("gen.txt");
+  WriteFile(choices, "north\nsouth\neast\nwest\n");
+  const Outcome chosen = RunMaskctl({"generate", choices, "--random", "--seed=3", *server_flag_});
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_THAT(chosen.out, MatchesRegex("(north|south|east|west)\n"));
+
+  // Llama 3 digit tokens hold at most 3 digits: 2 tokens cannot finish 30.
+  const std::string digits = TempPath("digits.regex");
+  WriteFile(digits, "[0-9]{30}");
+  const Outcome limited =
+      RunMaskctl({"generate", digits, "--random", "--max_tokens=2", *server_flag_});
+  EXPECT_EQ(limited.exit_code, 4) << limited.err;
+  EXPECT_THAT(limited.out, MatchesRegex("[0-9]{1,6}\n"));
+  EXPECT_THAT(limited.err, HasSubstr("--max_tokens=2 reached before the output could end"));
+
+  EXPECT_EQ(RunMaskctl({"generate", regex, *server_flag_}).exit_code, 2);  // no --random
+}
+
+TEST(MaskctlHelpTest, EveryCommandHasHelp) {
+  const Outcome general = RunMaskctl({"--help"});
+  EXPECT_EQ(general.exit_code, 0);
+  EXPECT_THAT(general.out, HasSubstr("Exit codes:"));
+  for (const char* command : {"compile", "check", "generate", "health", "tokenizers"}) {
+    const Outcome help = RunMaskctl({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_THAT(help.out, StartsWith(absl::StrCat("Usage: maskctl ", command))) << command;
+    EXPECT_THAT(help.out, HasSubstr("--server=127.0.0.1:50051")) << command;
+    EXPECT_EQ(RunMaskctl({"help", command}).out, help.out) << command;
+  }
+  EXPECT_THAT(RunMaskctl({"check", "--help"}).out, HasSubstr("--tokenizer_dir"));
+  EXPECT_THAT(RunMaskctl({"generate", "-h"}).out, HasSubstr("--seed=0"));
+}
+
+}  // namespace
+}  // namespace maskd::e2e
