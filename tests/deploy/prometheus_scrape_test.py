@@ -14,7 +14,9 @@ error). Then, through Prometheus' HTTP API:
   - the rule groups evaluate without error.
 `promtool check metrics` also lints the raw /metrics exposition.
 
-Usage: prometheus_scrape_test.py --maskd BIN --root REPO [--tokenizer-dir DIR]
+The container's HEALTHCHECK command (`maskctl health`) is run against the same maskd.
+
+Usage: prometheus_scrape_test.py --maskd BIN --maskctl BIN --root REPO [--tokenizer-dir DIR]
 """
 
 import argparse
@@ -22,6 +24,7 @@ import collections
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -490,6 +493,19 @@ class PrometheusScrape(unittest.TestCase):
              + expected[("compiles", "json_schema", "invalid_argument")]},
         )
 
+    def test_container_health_probe_command(self):
+        # deploy/container/Dockerfile's HEALTHCHECK, with the address of this maskd.
+        dockerfile = (self.root / "deploy/container/Dockerfile").read_text()
+        probe = re.search(r'HEALTHCHECK .*\\\n\s+CMD (\[.*\])', dockerfile)
+        self.assertIsNotNone(probe, "Dockerfile has no HEALTHCHECK CMD")
+        argv = json.loads(probe.group(1))
+        self.assertEqual(argv[:2], ["/usr/local/bin/maskctl", "health"])
+        argv = [ARGS.maskctl] + [
+            f"--server={self.grpc_address}" if a.startswith("--server=") else a for a in argv[1:]
+        ]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        self.assertEqual((run.returncode, run.stdout.strip()), (0, "SERVING"), run.stderr)
+
     def test_promtool_check_metrics(self):
         check = subprocess.run(
             ["promtool", "check", "metrics"], input=self.exposition, capture_output=True, text=True
@@ -550,6 +566,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--maskd", required=True)
     parser.add_argument("--root", required=True)
+    parser.add_argument("--maskctl", required=True, help="the image's health probe")
     parser.add_argument("--tokenizer-dir", default=default_tokenizer_dir())
     ARGS, rest = parser.parse_known_args()
     for tool in ("prometheus", "promtool"):
