@@ -3,9 +3,12 @@
 // masks equal to a lone Matcher's.
 #include "service/session_stream.h"
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/mask_encoding.h"
@@ -219,6 +222,43 @@ TEST(SessionStreamLimitsTest, SequencesPerStreamAndOpsPerRequest) {
     EXPECT_EQ(result.error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
     EXPECT_THAT(result.error().message(), HasSubstr("--max_ops_per_request"));
   }
+}
+
+}  // namespace
+}  // namespace maskd
+
+namespace maskd {
+namespace {
+
+// The Compile RPC's handler: a compile over its time limit is a spec error
+// (DEADLINE_EXCEEDED in the response) and goes on to fill the cache; the
+// RPC's own deadline fails the call instead.
+TEST(CompileHandlerTest, TimeLimitAndDeadline) {
+  SessionHarness harness;
+  v1::CompileRequest request = harness.SchemaRequest(kSchema);
+  request.mutable_options()->mutable_compile_time_limit()->set_nanos(1);
+  v1::CompileResponse response;
+  grpc::Status status = harness.compiler().Compile(request, absl::InfiniteFuture(), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(response.has_error()) << response.DebugString();
+  EXPECT_EQ(response.error().code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(response.error().message(), HasSubstr("time limit"));
+
+  // The compile went on: once done, the same request is a cache hit.
+  request.mutable_options()->clear_compile_time_limit();
+  for (int i = 0; i < 500 && harness.store().stats().computes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  response.Clear();
+  status = harness.compiler().Compile(request, absl::InfiniteFuture(), &response);
+  ASSERT_TRUE(status.ok());
+  ASSERT_TRUE(response.has_grammar()) << response.DebugString();
+  EXPECT_TRUE(response.grammar().stats().cache_hit());
+
+  v1::CompileRequest other = harness.SchemaRequest(R"({"type": "array"})");
+  status = harness.compiler().Compile(other, absl::Now() - absl::Seconds(1), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(status.error_message(), HasSubstr("deadline"));
 }
 
 }  // namespace
