@@ -10,10 +10,15 @@ instead of a diff of two renderings:
   2. the chart's templates must take those fields from those values (the literal
      template lines are looked up), so the values are what Helm renders.
 
-Usage: chart_matches_kustomize_test.py REPO_ROOT
+  3. the real maskd starts with those args (listen addresses moved to free loopback
+     ports, the tokenizer mount to the local tokenizer cache) and drains on SIGTERM.
+
+Usage: chart_matches_kustomize_test.py REPO_ROOT MASKD_BINARY
 """
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import unittest
@@ -21,7 +26,10 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(sys.argv.pop(1) if len(sys.argv) > 1 else ".").resolve()
+if len(sys.argv) < 3:
+    sys.exit("usage: chart_matches_kustomize_test.py REPO_ROOT MASKD_BINARY")
+ROOT = Path(sys.argv.pop(1)).resolve()
+MASKD = sys.argv.pop(1)
 CHART = ROOT / "deploy/helm/maskd"
 KUSTOMIZE = ROOT / "deploy/k8s"
 
@@ -118,6 +126,38 @@ class ChartMatchesKustomize(unittest.TestCase):
         )
         for name, value in self.values["maskd"]["flags"].items():
             self.assertIsInstance(value, str, f"maskd.flags.{name} must be a string")
+
+    def test_maskd_accepts_the_flags(self):
+        env = self.container_env()
+        args = [expand_vars(a, env) for a in self.container["args"]]
+        mount = self.values["tokenizers"]["mountPath"]
+        local = os.environ.get("MASKD_TOKENIZER_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+            "maskd", "tokenizers")
+        local_args = []
+        for arg in args:
+            if arg.startswith(("--listen=", "--metrics_listen=")):
+                arg = arg.split("=", 1)[0] + "=127.0.0.1:0"
+            elif arg.startswith("--tokenizer="):
+                arg = arg.replace(mount + "/", local.rstrip("/") + "/")
+            local_args.append(arg)
+        proc = subprocess.Popen([MASKD, *local_args], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        log = []
+        try:
+            for line in proc.stdout:  # ends when maskd exits
+                log.append(line)
+                if "maskd: grpc listening on " in line:
+                    break
+            self.assertTrue(log and "grpc listening" in log[-1],
+                            f"maskd did not start with {local_args}:\n" + "".join(log))
+            proc.send_signal(signal.SIGTERM)
+            log += proc.stdout.readlines()
+            self.assertEqual(proc.wait(60), 0, "".join(log))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
     def test_ports(self):
         maskd = self.values["maskd"]
