@@ -1,0 +1,37 @@
+// One benchmark stream: a Session with B sequences, each teacher-forcing
+// MaskBench instances one token per step (closing a finished one and
+// opening the next instance in the same step), timing every Step().
+#ifndef MASKD_BENCH_SERVICE_STEP_STEP_DRIVER_H_
+#define MASKD_BENCH_SERVICE_STEP_STEP_DRIVER_H_
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "bench/maskbench/stats.h"
+#include "bench/service_step/workload.h"
+#include "clients/cpp/client.h"
+
+namespace maskd::service_bench {
+
+struct StreamStats {
+  maskbench::LatencySamples step_ns;
+  std::vector<uint32_t> mask_bytes;  // serialized Mask size of every mask received
+  // The same masks deflated (zlib level 1), when asked for: what gRPC's
+  // transport compression would roughly make of them.
+  std::vector<uint32_t> deflated_mask_bytes;
+  uint64_t masks = 0;
+  uint64_t request_bytes = 0;
+  uint64_t response_bytes = 0;
+  std::string error;  // first failure; empty when all went well
+};
+
+// Runs until `stop` is set (after at least one step). `first_instance`
+// spreads streams over the workload.
+StreamStats DriveStream(const client::MaskdClient& client, const Workload& workload, size_t batch,
+                        v1::MaskEncoding encoding, size_t first_instance,
+                        const std::atomic<bool>& stop, bool measure_deflate = false);
+
+}  // namespace maskd::service_bench
+
+#endif  // MASKD_BENCH_SERVICE_STEP_STEP_DRIVER_H_
