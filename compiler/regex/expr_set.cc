@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -136,7 +137,56 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
   }
   nodes_.push_back(n);
   emptiness_.push_back(0);
-  return it->second;
+  const ExprId id = it->second;
+  fingerprints_.push_back(ComputeFingerprint(key));
+  return id;
+}
+
+void Fingerprint::Fold(uint64_t v) {
+  // splitmix64's finalizer: a bijective mixer with full avalanche.
+  auto mix = [](uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  // Two independently seeded lanes.
+  hi = mix(hi ^ mix(v ^ 0x6A09E667F3BCC908ull));
+  lo = mix(lo ^ mix(v ^ 0xBB67AE8584CAA73Bull) ^ hi);
+}
+
+Fingerprint ExprSet::ComputeFingerprint(const Key& key) const {
+  Fingerprint f{static_cast<uint64_t>(key.kind) + 1, ~static_cast<uint64_t>(key.kind)};
+  auto fold_child = [&](const Fingerprint& c) {
+    f.Fold(c.hi);
+    f.Fold(c.lo);
+  };
+  switch (key.kind) {
+    case ExprKind::kNothing:
+    case ExprKind::kEpsilon:
+      break;
+    case ExprKind::kByteSet:
+      for (uint64_t w : byte_sets_[key.b].words()) f.Fold(w);
+      break;
+    case ExprKind::kOr:
+    case ExprKind::kAnd: {
+      // Args are sorted by id, which differs between pools: sort by
+      // fingerprint so equal structures fingerprint equally everywhere.
+      absl::InlinedVector<Fingerprint, 8> args;
+      for (ExprId a : key.args) args.push_back(fingerprints_[a]);
+      std::sort(args.begin(), args.end());
+      for (const Fingerprint& a : args) fold_child(a);
+      break;
+    }
+    case ExprKind::kRepeat:
+      f.Fold((uint64_t{key.b} << 32) | key.c);
+      [[fallthrough]];
+    case ExprKind::kConcat:
+    case ExprKind::kNot:
+      for (ExprId a : key.args) fold_child(fingerprints_[a]);
+      break;
+  }
+  return f;
 }
 
 std::span<const ExprId> ExprSet::Args(ExprId e) const {
@@ -413,19 +463,35 @@ absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget) {
   if (e == kNothing) return true;
   if (Nullable(e) || !HasBoolean(e)) return false;
   if (emptiness_[e] != 0) return emptiness_[e] == 1;
-  // Breadth-first search over derivatives (by one byte per class) for a
-  // nullable one. parent[i] lets a success mark the whole path non-empty.
-  std::vector<ExprId> queue{e};
+  if (ProbeWitness(e)) return false;
+  // Best-first search over derivatives (by one byte per class) for a nullable
+  // one, expanding the expression with the smallest MinLength first (newest
+  // on ties): MinLength is a lower bound on the distance to acceptance, so the
+  // search heads straight for a witness instead of exploring every shorter
+  // string as breadth-first does (which blows up on And with length
+  // counters). An empty language still needs the whole closure, in any
+  // order. parent[i] lets a success mark the whole path non-empty.
+  std::vector<ExprId> found{e};
   std::vector<uint32_t> parent{0};
   absl::flat_hash_set<ExprId> seen{e};
+  // (MinLength, index into found): the smallest MinLength, then the largest index.
+  auto later = [](const std::pair<uint32_t, uint32_t>& a, const std::pair<uint32_t, uint32_t>& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  };
+  std::priority_queue<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>,
+                      decltype(later)>
+      open(later);
+  open.push({MinLength(e), 0});
   const std::vector<uint8_t> reps = class_rep_;
-  for (size_t i = 0; i < queue.size(); ++i) {
+  while (!open.empty()) {
+    const uint32_t i = open.top().second;
+    open.pop();
     for (uint8_t r : reps) {
-      ExprId d = Derivative(queue[i], r);
+      ExprId d = Derivative(found[i], r);
       if (d == kNothing || emptiness_[d] == 1) continue;
       if (Nullable(d) || !HasBoolean(d) || emptiness_[d] == 2) {
-        for (size_t j = i;; j = parent[j]) {
-          emptiness_[queue[j]] = 2;
+        for (uint32_t j = i;; j = parent[j]) {
+          emptiness_[found[j]] = 2;
           if (j == 0) break;
         }
         return false;
@@ -435,13 +501,54 @@ absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget) {
         return absl::ResourceExhaustedError(
             absl::StrCat("regex emptiness check exceeded its budget of ", budget, " states"));
       }
-      queue.push_back(d);
-      parent.push_back(static_cast<uint32_t>(i));
+      found.push_back(d);
+      parent.push_back(i);
+      open.push({MinLength(d), static_cast<uint32_t>(found.size() - 1)});
     }
   }
   // Closed under derivatives and nothing nullable: all of them are empty.
-  for (ExprId x : queue) emptiness_[x] = 1;
+  for (ExprId x : found) emptiness_[x] = 1;
   return true;
+}
+
+bool ExprSet::ProbeWitness(ExprId e) {
+  // Most emptiness questions come from a lazy DFA stepping through a lexeme
+  // that is far from empty; a full expansion computes one derivative per
+  // byte class (often ~100) at every step. This probe descends greedily
+  // instead: it takes the first derivative that lowers MinLength (a lower
+  // bound, so it cannot fall forever), trying the bytes that made progress
+  // recently first. Every expression on a path that reaches a non-empty one
+  // is non-empty itself.
+  std::vector<ExprId> path{e};
+  const size_t max_steps = size_t{MinLength(e)} + 1;
+  for (size_t step = 0; step < max_steps; ++step) {
+    const ExprId cur = path.back();
+    bool progressed = false;
+    auto try_byte = [&](uint8_t b) {
+      const ExprId d = Derivative(cur, b);
+      if (d == kNothing || emptiness_[d] == 1) return false;
+      if (Nullable(d) || !HasBoolean(d) || emptiness_[d] == 2) {
+        for (ExprId x : path) emptiness_[x] = 2;
+        return true;
+      }
+      if (MinLength(d) < MinLength(cur)) {
+        path.push_back(d);
+        progressed = true;
+        // Move to front: a lexeme tends to make progress on the same bytes.
+        std::rotate(probe_hints_.begin(), probe_hints_.end() - 1, probe_hints_.end());
+        probe_hints_[0] = b;
+      }
+      return false;
+    };
+    for (size_t h = 0; h < probe_hints_.size() && !progressed; ++h) {
+      if (try_byte(probe_hints_[h])) return true;
+    }
+    for (size_t c = 0; c < class_rep_.size() && !progressed; ++c) {
+      if (try_byte(class_rep_[c])) return true;
+    }
+    if (!progressed) return false;
+  }
+  return false;
 }
 
 bool ExprSet::Matches(ExprId e, std::string_view bytes) {
@@ -457,6 +564,7 @@ size_t ExprSet::MemoryBytes() const {
   auto map_bytes = [](size_t capacity, size_t slot) { return capacity * (slot + 1); };
   return nodes_.capacity() * sizeof(Node) + args_.capacity() * sizeof(ExprId) +
          byte_sets_.capacity() * sizeof(ByteSet) + emptiness_.capacity() +
+         fingerprints_.capacity() * sizeof(Fingerprint) +
          map_bytes(interned_.capacity(), sizeof(std::pair<Key, ExprId>)) +
          map_bytes(byte_set_ids_.capacity(), sizeof(std::pair<ByteSet, ExprId>)) +
          map_bytes(derivatives_.capacity(), sizeof(std::pair<uint64_t, ExprId>));

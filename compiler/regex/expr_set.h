@@ -59,6 +59,24 @@ std::vector<CodepointRange> NormalizeCodepointRanges(std::vector<CodepointRange>
 // The complement within U+0000..U+10FFFF minus surrogates; input normalized.
 std::vector<CodepointRange> ComplementCodepointRanges(std::span<const CodepointRange> ranges);
 
+// A 128-bit structural hash of an expression that does not depend on the pool
+// it lives in (ids, creation order): equal structures, up to the order of Or
+// and And arguments, get equal fingerprints in any pool, so equal fingerprints
+// mean equal languages (up to a 2^-128-scale collision chance). Lets caches
+// share work between grammars.
+struct Fingerprint {
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  // Mixes `v` into the fingerprint (order matters).
+  void Fold(uint64_t v);
+  friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
+  friend auto operator<=>(const Fingerprint&, const Fingerprint&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const Fingerprint& f) {
+    return H::combine(std::move(h), f.hi, f.lo);
+  }
+};
+
 class ExprSet {
  public:
   static constexpr uint32_t kUnbounded = 0xFFFFFFFFu;
@@ -136,6 +154,8 @@ class ExprSet {
   // One byte of each class, by class id.
   const std::vector<uint8_t>& class_representatives() const { return class_rep_; }
 
+  const Fingerprint& GetFingerprint(ExprId e) const { return fingerprints_[e]; }
+
   // Approximate heap use in bytes.
   size_t MemoryBytes() const;
 
@@ -173,6 +193,10 @@ class ExprSet {
   ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
   void RefineClasses(const ByteSet& set);
   ExprId ComputeDerivative(ExprId e, uint8_t b);
+  // A cheap greedy search for a member of L(e); true (and e marked
+  // non-empty) when found. False means "unknown", not "empty".
+  bool ProbeWitness(ExprId e);
+  Fingerprint ComputeFingerprint(const Key& key) const;
   void AppendString(ExprId e, int parent_prec, std::string& out) const;
 
   std::vector<Node> nodes_;
@@ -183,8 +207,11 @@ class ExprSet {
   absl::flat_hash_map<uint64_t, ExprId> derivatives_;
   // Per node: 0 unknown, 1 empty, 2 non-empty.
   std::vector<uint8_t> emptiness_;
+  std::vector<Fingerprint> fingerprints_;  // Per node.
   std::array<uint8_t, 256> byte_class_{};
   std::vector<uint8_t> class_rep_;
+  // Bytes that recently led ProbeWitness closer to acceptance, most recent first.
+  std::array<uint8_t, 4> probe_hints_{'a', '"', '0', ' '};
   ExprId any_codepoint_ = kNothing;
 };
 

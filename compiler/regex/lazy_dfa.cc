@@ -148,6 +148,23 @@ ByteSet LazyDfa::FirstBytes(StateId s) const {
   return out;
 }
 
+Fingerprint LazyDfa::StateFingerprint(StateId s) const {
+  std::vector<Fingerprint> parts;
+  {
+    // The pool grows under mu_ (a fingerprint vector may move).
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const TaggedExpr& t : Info(s).exprs) parts.push_back(pool_->GetFingerprint(t.expr));
+  }
+  // Tags differ between grammars: the state is the multiset of expressions.
+  std::sort(parts.begin(), parts.end());
+  Fingerprint out{parts.size(), ~uint64_t{parts.size()}};
+  for (const Fingerprint& p : parts) {
+    out.Fold(p.hi);
+    out.Fold(p.lo);
+  }
+  return out;
+}
+
 absl::Status LazyDfa::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;

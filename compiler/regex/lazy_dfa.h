@@ -102,6 +102,12 @@ class LazyDfa {
   // The bytes after which s is not dead (computes missing transitions).
   ByteSet FirstBytes(StateId s) const;
 
+  // A fingerprint of s's live expressions that depends on neither this DFA,
+  // its pool nor the tags (see Fingerprint): two states, of any DFAs, with
+  // equal fingerprints step alike along every byte string -- dead where the
+  // other is dead, accepting where it accepts (under their own tags).
+  Fingerprint StateFingerprint(StateId s) const;
+
   // OK, or why the DFA failed (limits); sticky.
   absl::Status status() const;
   size_t num_states() const { return num_states_.load(std::memory_order_acquire); }
