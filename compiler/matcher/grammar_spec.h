@@ -49,7 +49,7 @@ struct CompileOptions {
   uint64_t time_limit_ms = 10'000;
   uint64_t memory_limit_bytes = uint64_t{1} << 30;
   // Budget for precomputed per-lexer-state masks (see mask_cache.h); past it
-  // masks are computed by walking the whole token trie.
+  // masks are computed by walking the whole token trie (0: always).
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
 };
 

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
 
 namespace maskd {
 
 std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
-                                                     const TokenTrie& trie, size_t mask_words,
-                                                     regex::StateId state, bool in_lexeme) const {
+                                                     const VocabIndex& vocab, regex::StateId state,
+                                                     bool in_lexeme) const {
   const uint64_t key = (uint64_t{state} << 1) | (in_lexeme ? 1 : 0);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -16,7 +17,18 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
   }
   // Computed outside the lock: two threads may both compute an entry; the
   // first one stored wins and both are identical.
-  std::shared_ptr<const MaskCacheEntry> entry = Compute(dfa, trie, mask_words, state, in_lexeme);
+  const SharedMaskStore::Key shared_key{dfa.StateFingerprint(state), in_lexeme};
+  std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
+  if (walk == nullptr) {
+    walk = vocab.mask_store().Insert(
+        shared_key, ComputeWalk(dfa, vocab.trie(), vocab.mask_words(), state, in_lexeme));
+  }
+  auto entry = std::make_shared<MaskCacheEntry>();
+  entry->ended.reserve(walk->boundaries.size());
+  for (const MaskWalk::Boundary& b : walk->boundaries) {
+    entry->ended.push_back(dfa.Walk(state, b.prefix));
+  }
+  entry->walk = std::move(walk);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = entries_.emplace(key, entry);
   if (inserted) {
@@ -31,30 +43,33 @@ size_t MaskCache::bytes() const {
   return bytes_;
 }
 
-std::shared_ptr<const MaskCacheEntry> MaskCache::Compute(const regex::LazyDfa& dfa,
-                                                         const TokenTrie& trie, size_t mask_words,
-                                                         regex::StateId state, bool in_lexeme) {
-  auto entry = std::make_shared<MaskCacheEntry>();
+std::shared_ptr<const MaskWalk> MaskCache::ComputeWalk(const regex::LazyDfa& dfa,
+                                                       const TokenTrie& trie, size_t mask_words,
+                                                       regex::StateId state, bool in_lexeme) {
+  auto walk = std::make_shared<MaskWalk>();
   std::vector<uint32_t> words(mask_words, 0);
   size_t inside = 0;
   absl::flat_hash_map<regex::StateId, size_t> boundary_index;
-  auto add_boundary = [&](regex::StateId ended, uint32_t node) {
-    auto [it, inserted] = boundary_index.emplace(ended, entry->boundaries.size());
-    if (inserted) entry->boundaries.push_back({ended, {}});
-    entry->boundaries[it->second].nodes.push_back(node);
-  };
-  // The DFA-only walk; states[d] = lexer state after the first d bytes.
+  // states[d] = lexer state after the first d bytes of the current path,
+  // path[0, d) those bytes.
   std::vector<regex::StateId> states(trie.max_depth() + 1);
+  std::string path(trie.max_depth() + 1, '\0');
   states[0] = state;
   trie.Walk([&](uint32_t node, size_t depth) {
     const regex::StateId parent = states[depth - 1];
-    const regex::StateId next = dfa.Step(parent, trie.byte(node));
+    const uint8_t byte = trie.byte(node);
+    const regex::StateId next = dfa.Step(parent, byte);
     if (next == regex::LazyDfa::kDead) {
       // The lexeme can end before this byte only if it has begun and accepts.
-      if ((depth > 1 || in_lexeme) && dfa.IsAccepting(parent)) add_boundary(parent, node);
+      if ((depth > 1 || in_lexeme) && dfa.IsAccepting(parent)) {
+        auto [it, inserted] = boundary_index.emplace(parent, walk->boundaries.size());
+        if (inserted) walk->boundaries.push_back({path.substr(0, depth - 1), {}});
+        walk->boundaries[it->second].nodes.push_back(node);
+      }
       return false;
     }
     states[depth] = next;
+    path[depth - 1] = static_cast<char>(byte);
     trie.ForEachToken(node, [&](TokenId t) {
       words[t >> 5] |= uint32_t{1} << (t & 31);
       ++inside;
@@ -65,13 +80,13 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Compute(const regex::LazyDfa& d
     // Sparse: the id list is smaller than the bitmask.
     for (size_t w = 0; w < words.size(); ++w) {
       for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
-        entry->inside_ids.push_back(static_cast<TokenId>(w * 32 + std::countr_zero(bits)));
+        walk->inside_ids.push_back(static_cast<TokenId>(w * 32 + std::countr_zero(bits)));
       }
     }
   } else {
-    entry->inside_words = std::move(words);
+    walk->inside_words = std::move(words);
   }
-  return entry;
+  return walk;
 }
 
 }  // namespace maskd

@@ -4,7 +4,9 @@
 // the lexer state alone: the parser already allowed every lexeme the state
 // holds (and the grammar is trimmed, so each leads to a sentence). Only where a
 // lexeme ENDS inside a token does the answer depend on the parser. So for a
-// lexer position we compute once, by walking the trie with the DFA only:
+// lexer position we compute once, by walking the trie with the DFA only
+// (a MaskWalk, shared with other grammars through the vocabulary's
+// SharedMaskStore):
 //  - `inside`: the tokens that never leave the lexeme;
 //  - `boundaries`: the trie nodes where the lexeme would end, grouped by the
 //    lexer state it ends in; the mask walk resumes there with the parser.
@@ -19,43 +21,37 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "compiler/matcher/shared_mask_store.h"
+#include "compiler/matcher/vocab_index.h"
 #include "compiler/regex/lazy_dfa.h"
-#include "compiler/trie/token_trie.h"
 
 namespace maskd {
 
 struct MaskCacheEntry {
-  // Tokens inside the lexeme: a bitmask when many, else sorted ids.
-  std::vector<uint32_t> inside_words;  // empty when inside_ids is used
-  std::vector<TokenId> inside_ids;
-  struct Boundary {
-    regex::StateId ended;         // the accepting lexer state the lexeme ends in
-    std::vector<uint32_t> nodes;  // trie nodes whose byte ends it (preorder)
-  };
-  std::vector<Boundary> boundaries;
-  size_t ByteSize() const {
-    size_t n = sizeof(*this) + inside_words.capacity() * 4 + inside_ids.capacity() * 4;
-    for (const Boundary& b : boundaries) n += sizeof(b) + b.nodes.capacity() * 4;
-    return n;
-  }
+  std::shared_ptr<const MaskWalk> walk;
+  // This grammar's lexer state for each of walk->boundaries (accepting).
+  std::vector<regex::StateId> ended;
+  size_t ByteSize() const { return sizeof(*this) + ended.capacity() * 4 + walk->ByteSize(); }
 };
 
 class MaskCache {
  public:
-  // Entries stop being added past `max_bytes`; masks then use the full walk.
-  explicit MaskCache(size_t max_bytes) : max_bytes_(max_bytes) {}
+  // Entries stop being added past `max_bytes`; masks then use the full walk
+  // (always, with 0).
+  explicit MaskCache(size_t max_bytes) : max_bytes_(max_bytes), full_(max_bytes == 0) {}
 
   // The entry for a lexer position (state, whether a lexeme is in progress),
   // computing it on first use; null when the cache is full.
-  std::shared_ptr<const MaskCacheEntry> Get(const regex::LazyDfa& dfa, const TokenTrie& trie,
-                                            size_t mask_words, regex::StateId state,
-                                            bool in_lexeme) const;
+  std::shared_ptr<const MaskCacheEntry> Get(const regex::LazyDfa& dfa, const VocabIndex& vocab,
+                                            regex::StateId state, bool in_lexeme) const;
   size_t bytes() const;
 
+  // The lexer-only walk of the trie from `state` (exposed for tests).
+  static std::shared_ptr<const MaskWalk> ComputeWalk(const regex::LazyDfa& dfa,
+                                                     const TokenTrie& trie, size_t mask_words,
+                                                     regex::StateId state, bool in_lexeme);
+
  private:
-  static std::shared_ptr<const MaskCacheEntry> Compute(const regex::LazyDfa& dfa,
-                                                       const TokenTrie& trie, size_t mask_words,
-                                                       regex::StateId state, bool in_lexeme);
   const size_t max_bytes_;
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
   // uninstrumented Abseil.
@@ -63,7 +59,7 @@ class MaskCache {
   // Guarded by mu_.
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskCacheEntry>> entries_;
   mutable size_t bytes_ = 0;
-  mutable bool full_ = false;
+  mutable bool full_;
 };
 
 }  // namespace maskd

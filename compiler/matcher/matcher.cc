@@ -71,23 +71,24 @@ class MatcherImpl final : public Matcher {
     if (stopped_) return;
     const size_t base_depth = parser_.Depth();
     const TokenTrie& trie = grammar_->vocab().trie();
-    std::shared_ptr<const MaskCacheEntry> entry = grammar_->mask_cache().Get(
-        grammar_->dfa(), trie, grammar_->vocab().mask_words(), pos_.lexer, pos_.in_lexeme);
+    std::shared_ptr<const MaskCacheEntry> entry =
+        grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer, pos_.in_lexeme);
     if (entry == nullptr) {
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
     } else {
       // Tokens that stay inside the current lexeme come from the cache; the
       // walk resumes with the parser only where the lexeme ends.
-      if (!entry->inside_words.empty()) {
-        std::copy(entry->inside_words.begin(), entry->inside_words.end(), words.begin());
+      const MaskWalk& walk = *entry->walk;
+      if (!walk.inside_words.empty()) {
+        std::copy(walk.inside_words.begin(), walk.inside_words.end(), words.begin());
       }
-      for (TokenId t : entry->inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
+      for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
       const regex::LazyDfa& dfa = grammar_->dfa();
-      for (const MaskCacheEntry::Boundary& group : entry->boundaries) {
-        if (!stepper_.EndLexeme(parser_, group.ended)) continue;
+      for (size_t g = 0; g < walk.boundaries.size(); ++g) {
+        if (!stepper_.EndLexeme(parser_, entry->ended[g])) continue;
         const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
         const size_t depth = parser_.Depth();
-        for (uint32_t node : group.nodes) {
+        for (uint32_t node : walk.boundaries[g].nodes) {
           const regex::StateId s = dfa.Step(start, trie.byte(node));
           if (s == regex::LazyDfa::kDead) continue;
           SetTokens(trie, node, words);

@@ -28,6 +28,7 @@ absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
   std::shared_ptr<VocabIndex> index(new VocabIndex());
   index->tokenizer_ = std::move(tokenizer);
   index->trie_ = *std::move(trie);
+  index->mask_store_ = std::make_unique<SharedMaskStore>(kSharedMaskStoreBytes);
   (*cache)[index->tokenizer_->id()] = index;
   return index;
 }

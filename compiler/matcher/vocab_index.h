@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/matcher/shared_mask_store.h"
 #include "compiler/tokenizer/tokenizer.h"
 #include "compiler/trie/token_trie.h"
 
@@ -16,6 +17,10 @@ namespace maskd {
 
 class VocabIndex {
  public:
+  // Budget of the shared mask walks per tokenizer (a wide walk holds a 16 KiB
+  // bitmask for a 128k vocabulary).
+  static constexpr size_t kSharedMaskStoreBytes = size_t{256} << 20;
+
   // The index for `tokenizer`, shared with every other caller asking for the
   // same tokenizer id.
   static absl::StatusOr<std::shared_ptr<const VocabIndex>> For(
@@ -28,12 +33,15 @@ class VocabIndex {
   size_t mask_words() const { return (tokenizer_->vocab_size() + 31) / 32; }
   const std::vector<TokenId>& eos_ids() const { return tokenizer_->eos_ids(); }
   bool is_eos(TokenId id) const;
+  // Lexer-only mask walks shared by every grammar of this tokenizer.
+  SharedMaskStore& mask_store() const { return *mask_store_; }
   size_t ByteSizeEstimate() const { return sizeof(*this) + trie_.ByteSizeEstimate(); }
 
  private:
   VocabIndex() = default;
   std::shared_ptr<const Tokenizer> tokenizer_;
   TokenTrie trie_;
+  std::unique_ptr<SharedMaskStore> mask_store_;
 };
 
 }  // namespace maskd

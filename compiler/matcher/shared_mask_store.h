@@ -1,0 +1,96 @@
+// Lexer-only mask walks shared by every grammar compiled for one tokenizer.
+//
+// What a mask-cache entry holds (mask_cache.h) depends only on the lexer
+// state's expressions and the vocabulary: which tokens stay inside the
+// lexeme, and at which trie nodes it may end. JSON Schemas repeat the same
+// lexemes (strings, numbers, keys, whitespace tails) across grammars, so the
+// walks are stored once per tokenizer under the state's pool-independent
+// fingerprint (LazyDfa::StateFingerprint); a grammar meeting a state some
+// other grammar already met skips the walk of the whole trie.
+//
+// Thread safety: all methods may be called concurrently (one std::mutex;
+// walks are computed outside it by the callers).
+#ifndef MASKD_COMPILER_MATCHER_SHARED_MASK_STORE_H_
+#define MASKD_COMPILER_MATCHER_SHARED_MASK_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "compiler/regex/expr_set.h"
+#include "compiler/tokenizer/tokenizer.h"
+
+namespace maskd {
+
+// The walk of the token trie from one lexer position with the lexer alone.
+struct MaskWalk {
+  // Tokens that never leave the lexeme: a bitmask when many, else sorted ids.
+  std::vector<uint32_t> inside_words;  // empty when inside_ids is used
+  std::vector<TokenId> inside_ids;
+  // Trie nodes whose byte ends the lexeme (preorder), grouped by the lexer
+  // state the lexeme ends in. A group names that state by the bytes leading
+  // to it from the walk's start (any of the group's paths), so each grammar
+  // finds its own state id for it.
+  struct Boundary {
+    std::string prefix;
+    std::vector<uint32_t> nodes;
+  };
+  std::vector<Boundary> boundaries;
+
+  size_t ByteSize() const {
+    size_t n = sizeof(*this) + inside_words.capacity() * 4 + inside_ids.capacity() * 4;
+    for (const Boundary& b : boundaries) {
+      n += sizeof(b) + b.prefix.capacity() + b.nodes.capacity() * 4;
+    }
+    return n;
+  }
+};
+
+class SharedMaskStore {
+ public:
+  // A lexer position: the state's fingerprint and whether a lexeme is in
+  // progress (a lexeme that has not begun cannot end at the first byte).
+  struct Key {
+    regex::Fingerprint state;
+    bool in_lexeme = false;
+    friend bool operator==(const Key&, const Key&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.state, k.in_lexeme);
+    }
+  };
+
+  // Past `max_bytes` the least recently used walks are dropped (grammars
+  // holding one keep it alive).
+  explicit SharedMaskStore(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  // The stored walk, or null.
+  std::shared_ptr<const MaskWalk> Find(const Key& key);
+  // Stores `walk` unless the key is already there; returns the stored one.
+  std::shared_ptr<const MaskWalk> Insert(const Key& key, std::shared_ptr<const MaskWalk> walk);
+  size_t bytes() const;
+  size_t size() const;
+
+ private:
+  struct Slot {
+    std::shared_ptr<const MaskWalk> walk;
+    std::list<Key>::iterator lru;  // position in lru_
+  };
+  const size_t max_bytes_;
+  // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
+  // uninstrumented Abseil.
+  mutable std::mutex mu_;
+  std::list<Key> lru_;                    // most recently used first; guarded by mu_
+  absl::flat_hash_map<Key, Slot> slots_;  // guarded by mu_
+  size_t bytes_ = 0;                      // guarded by mu_
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_MATCHER_SHARED_MASK_STORE_H_
