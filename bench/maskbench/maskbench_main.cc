@@ -231,6 +231,8 @@ int Main() {
       line["reason"] = r.reason;
       line["compile_us"] = r.compile_ns / 1000.0;
       line["tokens"] = r.tokens;
+      line["slowest_token_us"] = r.slowest_ns / 1000.0;
+      line["slowest_token"] = r.slowest_where;
       out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
   }

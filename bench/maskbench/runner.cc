@@ -32,7 +32,7 @@ struct InstanceOutcome {
   bool timed_out = false;
 };
 
-InstanceOutcome ForceInstance(const std::vector<TokenId>& tokens,
+InstanceOutcome ForceInstance(size_t test, const std::vector<TokenId>& tokens,
                               const std::shared_ptr<const CompiledGrammar>& grammar,
                               const RunOptions& options, Clock::time_point schema_start,
                               const std::atomic<bool>& cancelled, SchemaResult& result) {
@@ -49,7 +49,12 @@ InstanceOutcome ForceInstance(const std::vector<TokenId>& tokens,
     matcher->FillMask(mask);
     bool allowed = MaskAllows(mask, tokens[i]);
     bool consumed = allowed && matcher->AcceptToken(tokens[i]);
-    result.mask_ns.Add(NanosSince(start));
+    const uint64_t ns = NanosSince(start);
+    result.mask_ns.Add(ns);
+    if (ns > result.slowest_ns) {
+      result.slowest_ns = ns;
+      result.slowest_where = absl::StrCat("test ", test, " token ", i, " (id ", tokens[i], ")");
+    }
     ++result.tokens;
     if (AllowedCount(mask) == 1) ++result.forced_tokens;
     if (allowed != consumed) {
@@ -124,7 +129,7 @@ SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer
   for (size_t i = 0; i < schema.tests.size(); ++i) {
     const Instance& instance = schema.tests[i];
     InstanceOutcome outcome =
-        ForceInstance(tokens[i], *grammar, options, schema_start, cancelled, result);
+        ForceInstance(i, tokens[i], *grammar, options, schema_start, cancelled, result);
     std::string which = absl::StrCat("test ", i, " (", instance.valid ? "valid" : "invalid", "): ");
     if (outcome.timed_out) {
       result.verdict = Verdict::kTimeout;

@@ -36,6 +36,9 @@ struct SchemaResult {
   uint64_t tokens = 0;
   uint64_t forced_tokens = 0;  // steps where exactly one token was allowed
   LatencySamples mask_ns;      // one sample per token: mask + consume
+  // The slowest token (mask + consume), to find the outliers behind TBM max.
+  uint64_t slowest_ns = 0;
+  std::string slowest_where;  // "test I token J (id K)"
 };
 
 struct RunOptions {
