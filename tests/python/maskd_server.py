@@ -6,6 +6,7 @@ tokenizers from $MASKD_TOKENIZER_DIR (default ~/.cache/maskd/tokenizers).
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -56,6 +57,11 @@ class MaskdServer:
         return "".join(self._log)
 
     def stop(self):
+        """SIGTERM, then the exit code; a server that died on its own has its log printed."""
+        if self._process.poll() is not None:
+            self._reader.join(5)
+            print(f"maskd exited early ({self._process.returncode}); log tail:\n"
+                  f"{self.log()[-4000:]}", file=sys.stderr)
         if self._process.poll() is None:
             self._process.send_signal(signal.SIGTERM)
             try:
