@@ -210,6 +210,22 @@ int Main() {
       engine_step.MeanUs(), engine_step.PercentileUs(99));
 
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
+  {
+    // A step with no ops: the stream's round trip alone (gRPC, the server's
+    // reactor, no engine work), the floor under every B.
+    absl::StatusOr<ConfigResult> empty =
+        RunConfig(target, *workload, 1, 0, v1::MASK_ENCODING_AUTO, (*server)->pid(), duration);
+    if (!empty.ok()) {
+      std::fprintf(stderr, "service_step: empty steps: %s\n", empty.status().ToString().c_str());
+      return 1;
+    }
+    std::printf(
+        "empty step (no ops, S=1): p50 %.1f us p99 %.1f us, server CPU %.1f us/step, "
+        "client CPU %.1f us/step\n\n",
+        empty->step_ns.PercentileUs(50), empty->step_ns.PercentileUs(99),
+        empty->server_cpu_s * 1e6 / static_cast<double>(empty->step_ns.count()),
+        empty->client_cpu_s * 1e6 / static_cast<double>(empty->step_ns.count()));
+  }
   std::printf("%3s %4s %8s %9s %9s %9s %10s %13s %13s %11s\n", "S", "B", "steps", "p50 us",
               "p99 us", "max us", "masks/s", "srv CPU us/m", "cli CPU us/m", "auto B/mask");
   double b1_p50 = 0, b1_mean = 0;
