@@ -18,8 +18,11 @@ std::string Llama3Dir() { return testing::TokenizerRootDir() + "/llama3"; }
 
 absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> StartMaskd(
     const std::vector<std::string>& extra) {
+  // A short drain: the tests end their streams before stopping the server,
+  // and maskd otherwise waits out the default 5 s grace (the last
+  // --shutdown_grace in `extra` wins).
   std::vector<std::string> args = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                                   "--tokenizer=llama3=" + Llama3Dir()};
+                                   "--tokenizer=llama3=" + Llama3Dir(), "--shutdown_grace=1s"};
   args.insert(args.end(), extra.begin(), extra.end());
   return testing::MaskdProcess::Start(args);
 }

@@ -19,7 +19,8 @@ namespace maskd::e2e {
 // $MASKD_TOKENIZER_DIR/llama3 (or the tokenizer cache's).
 std::string Llama3Dir();
 
-// maskd --tokenizer=llama3=DIR on 127.0.0.1:0 (gRPC and metrics) plus `extra`.
+// maskd --tokenizer=llama3=DIR on 127.0.0.1:0 (gRPC and metrics) with a 1 s
+// shutdown grace, plus `extra`.
 absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> StartMaskd(
     const std::vector<std::string>& extra = {});
 
