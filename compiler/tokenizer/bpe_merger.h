@@ -6,9 +6,11 @@
 #define MASKD_COMPILER_TOKENIZER_BPE_MERGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "compiler/tokenizer/huge_pages.h"
 #include "compiler/tokenizer/tokenizer.h"
 
 namespace maskd::tokenizer_internal {
@@ -30,6 +32,8 @@ class BpeMerger {
     merges_[Key(left, right)] = {rank, merged};
   }
   void Reserve(size_t n) { merges_.reserve(n); }
+  // Fetches into cache what Add(left, right, ...) will touch.
+  void Prefetch(TokenId left, TokenId right) const { merges_.prefetch(Key(left, right)); }
   size_t size() const { return merges_.size(); }
 
   // Merges `symbols` in place.
@@ -51,7 +55,11 @@ class BpeMerger {
   void MergeShort(std::vector<Symbol>& symbols) const;
   void MergeLong(std::vector<Symbol>& symbols) const;
 
-  absl::flat_hash_map<uint64_t, Merge_> merges_;
+  // Hundreds of thousands of entries: huge pages spare a fresh process
+  // thousands of page faults while it is filled.
+  absl::flat_hash_map<uint64_t, Merge_, absl::Hash<uint64_t>, std::equal_to<uint64_t>,
+                      HugePageAllocator<std::pair<const uint64_t, Merge_>>>
+      merges_;
 };
 
 }  // namespace maskd::tokenizer_internal

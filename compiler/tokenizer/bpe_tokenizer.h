@@ -4,6 +4,7 @@
 #define MASKD_COMPILER_TOKENIZER_BPE_TOKENIZER_H_
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -14,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "compiler/tokenizer/added_tokens.h"
 #include "compiler/tokenizer/bpe_merger.h"
+#include "compiler/tokenizer/huge_pages.h"
 #include "compiler/tokenizer/normalizer.h"
 #include "compiler/tokenizer/pre_tokenizer.h"
 #include "compiler/tokenizer/tokenizer.h"
@@ -28,7 +30,7 @@ struct BpeTokenizerData {
 
   // Per token id: its output bytes (concatenated, offsets has size + 1
   // entries) and whether masks must exclude it.
-  std::string bytes_arena;
+  HugePageString bytes_arena;
   std::vector<uint32_t> bytes_offsets;
   std::vector<bool> special;
   std::vector<TokenId> eos_ids;
@@ -37,8 +39,11 @@ struct BpeTokenizerData {
   // models (the byte map is a bijection), the vocabulary string itself for
   // SentencePiece-style ones (whose `<0xNN>` and `▁` forms may collide).
   // Keys are views into piece_arena, heap-held so moves keep them valid.
-  std::unique_ptr<const std::string> piece_arena;
-  absl::flat_hash_map<absl::string_view, TokenId> piece_to_id;
+  std::unique_ptr<const HugePageString> piece_arena;
+  absl::flat_hash_map<absl::string_view, TokenId, absl::Hash<absl::string_view>,
+                      std::equal_to<absl::string_view>,
+                      HugePageAllocator<std::pair<const absl::string_view, TokenId>>>
+      piece_to_id;
   BpeMerger merger;
   // Byte-level: the token of each single byte. SentencePiece: the `<0xNN>`
   // byte-fallback token of each byte. kUnknownSymbol where there is none.

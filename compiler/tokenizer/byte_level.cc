@@ -40,7 +40,11 @@ std::optional<uint8_t> CodePointToByte(char32_t code_point) {
 }
 
 bool DecodeByteLevelInto(std::string_view mapped, std::string& out) {
-  out.clear();
+  // The loader decodes every vocabulary entry and both halves of every merge
+  // with this: the map is fetched once, and bytes are written in place.
+  const ByteMap& map = Map();
+  out.resize(mapped.size());  // Never more bytes than characters.
+  size_t size = 0;
   size_t pos = 0;
   while (pos < mapped.size()) {
     // Every mapped code point is below U+0800: one or two UTF-8 bytes.
@@ -56,11 +60,13 @@ bool DecodeByteLevelInto(std::string_view mapped, std::string& out) {
     } else {
       cp = NextCodePoint(mapped, pos);
     }
-    if (!cp.has_value()) return false;
-    const std::optional<uint8_t> byte = CodePointToByte(*cp);
-    if (!byte.has_value()) return false;
-    out.push_back(static_cast<char>(*byte));
+    if (!cp.has_value() || *cp >= map.to_byte.size() || map.to_byte[*cp] < 0) {
+      out.clear();
+      return false;
+    }
+    out[size++] = static_cast<char>(map.to_byte[*cp]);
   }
+  out.resize(size);
   return true;
 }
 
