@@ -117,6 +117,22 @@ std::string JsonQuoteLiteral(std::string_view s) {
   return out;
 }
 
+bool IsAssertedFormat(std::string_view format) {
+  static constexpr std::string_view kAsserted[] = {
+      "date-time",    "date",          "time",
+      "duration",     "email",         "idn-email",
+      "hostname",     "idn-hostname",  "ipv4",
+      "ipv6",         "uri",           "uri-reference",
+      "iri",          "iri-reference", "uuid",
+      "uri-template", "json-pointer",  "relative-json-pointer",
+      "regex",        "color",         "host-name",
+      "ip-address"};
+  for (std::string_view f : kAsserted) {
+    if (f == format) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
   // RFC 3339 full-date with real month lengths and Gregorian leap years (the
   // year's last two digits divisible by 4 but not 00, or a century divisible
@@ -144,30 +160,50 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
                            ":){0,3}" + h16 + ")?::" + h16 + ":" + ls32 + "|(?:(?:" + h16 +
                            ":){0,4}" + h16 + ")?::" + ls32 + "|(?:(?:" + h16 + ":){0,5}" + h16 +
                            ")?::" + h16 + "|(?:(?:" + h16 + ":){0,6}" + h16 + ")?::)";
-  // RFC 3986, Appendix A.
-  const std::string unreserved = "A-Za-z0-9._~\\-";  // `-` escaped: classes append more
-  const std::string sub_delims = "!$&'()*+,;=";
-  const std::string pct = "%[0-9A-Fa-f]{2}";
-  const std::string pchar = "(?:[" + unreserved + sub_delims + ":@]|" + pct + ")";
-  const std::string segment = pchar + "*";
-  const std::string segment_nz = pchar + "+";
-  const std::string segment_nz_nc = "(?:[" + unreserved + sub_delims + "@]|" + pct + ")+";
-  const std::string userinfo = "(?:[" + unreserved + sub_delims + ":]|" + pct + ")*";
-  const std::string ip_literal =
-      "\\[(?:" + ipv6 + "|v[0-9A-Fa-f]+\\.[" + unreserved + sub_delims + ":]+)\\]";
-  const std::string reg_name = "(?:[" + unreserved + sub_delims + "]|" + pct + ")*";
-  const std::string authority =
-      "(?:" + userinfo + "@)?(?:" + ip_literal + "|" + ipv4 + "|" + reg_name + ")(?::[0-9]*)?";
-  const std::string path_abempty = "(?:/" + segment + ")*";
-  const std::string path_absolute = "/(?:" + segment_nz + "(?:/" + segment + ")*)?";
-  const std::string path_rootless = segment_nz + "(?:/" + segment + ")*";
-  const std::string path_noscheme = segment_nz_nc + "(?:/" + segment + ")*";
-  const std::string query = "(?:" + pchar + "|[/?])*";
-  const std::string tail = "(?:\\?" + query + ")?(?:#" + query + ")?";
-  const std::string uri = "[A-Za-z][A-Za-z0-9+.-]*:(?://" + authority + path_abempty + "|" +
-                          path_absolute + "|" + path_rootless + "|)" + tail;
-  const std::string relative_ref =
-      "(?://" + authority + path_abempty + "|" + path_absolute + "|" + path_noscheme + "|)" + tail;
+  // RFC 3986, Appendix A; with `iri`, RFC 3987's extension of it (ucschar in
+  // the unreserved set, iprivate in the query).
+  struct UriLanguages {
+    std::string absolute, reference;
+  };
+  auto uri_languages = [&](bool iri) {
+    const std::string plain_unreserved = "A-Za-z0-9._~\\-";  // `-` escaped: classes append more
+    const std::string ucschar =
+        "\\u{A0}-\\u{D7FF}\\u{F900}-\\u{FDCF}\\u{FDF0}-\\u{FFEF}\\u{10000}-\\u{1FFFD}"
+        "\\u{20000}-\\u{2FFFD}\\u{30000}-\\u{3FFFD}\\u{40000}-\\u{4FFFD}\\u{50000}-\\u{5FFFD}"
+        "\\u{60000}-\\u{6FFFD}\\u{70000}-\\u{7FFFD}\\u{80000}-\\u{8FFFD}\\u{90000}-\\u{9FFFD}"
+        "\\u{A0000}-\\u{AFFFD}\\u{B0000}-\\u{BFFFD}\\u{C0000}-\\u{CFFFD}\\u{D0000}-\\u{DFFFD}"
+        "\\u{E1000}-\\u{EFFFD}";
+    const std::string iprivate = "\\u{E000}-\\u{F8FF}\\u{F0000}-\\u{FFFFD}\\u{100000}-\\u{10FFFD}";
+    const std::string unreserved = iri ? plain_unreserved + ucschar : plain_unreserved;
+    const std::string sub_delims = "!$&'()*+,;=";
+    const std::string pct = "%[0-9A-Fa-f]{2}";
+    const std::string pchar = "(?:[" + unreserved + sub_delims + ":@]|" + pct + ")";
+    const std::string segment = pchar + "*";
+    const std::string segment_nz = pchar + "+";
+    const std::string segment_nz_nc = "(?:[" + unreserved + sub_delims + "@]|" + pct + ")+";
+    const std::string userinfo = "(?:[" + unreserved + sub_delims + ":]|" + pct + ")*";
+    const std::string ip_literal =
+        "\\[(?:" + ipv6 + "|v[0-9A-Fa-f]+\\.[" + plain_unreserved + sub_delims + ":]+)\\]";
+    const std::string reg_name = "(?:[" + unreserved + sub_delims + "]|" + pct + ")*";
+    const std::string authority =
+        "(?:" + userinfo + "@)?(?:" + ip_literal + "|" + ipv4 + "|" + reg_name + ")(?::[0-9]*)?";
+    const std::string path_abempty = "(?:/" + segment + ")*";
+    const std::string path_absolute = "/(?:" + segment_nz + "(?:/" + segment + ")*)?";
+    const std::string path_rootless = segment_nz + "(?:/" + segment + ")*";
+    const std::string path_noscheme = segment_nz_nc + "(?:/" + segment + ")*";
+    const std::string query = "(?:" + pchar + "|[/?" + (iri ? iprivate : std::string()) + "])*";
+    const std::string fragment = "(?:" + pchar + "|[/?])*";
+    const std::string tail = "(?:\\?" + query + ")?(?:#" + fragment + ")?";
+    UriLanguages out;
+    out.absolute = "[A-Za-z][A-Za-z0-9+.-]*:(?://" + authority + path_abempty + "|" +
+                   path_absolute + "|" + path_rootless + "|)" + tail;
+    const std::string relative_ref = "(?://" + authority + path_abempty + "|" + path_absolute +
+                                     "|" + path_noscheme + "|)" + tail;
+    out.reference = "(?:" + out.absolute + "|" + relative_ref + ")";
+    return out;
+  };
+  // RFC 6901 JSON pointers.
+  const std::string json_pointer = "(?:/(?:[^~/]|~[01])*)*";
 
   if (format == "date-time") return FormatLanguage{date + "[tT]" + time, std::nullopt};
   if (format == "date") return FormatLanguage{date, std::nullopt};
@@ -179,14 +215,15 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
                               t + ")?|" + t + "|[0-9]+W)",
                           std::nullopt};
   }
-  if (format == "ipv4") return FormatLanguage{ipv4, std::nullopt};
+  // "ip-address" and "host-name" are the draft-3 names.
+  if (format == "ipv4" || format == "ip-address") return FormatLanguage{ipv4, std::nullopt};
   if (format == "ipv6") return FormatLanguage{ipv6, std::nullopt};
   if (format == "uuid") {
     return FormatLanguage{
         "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
         std::nullopt};
   }
-  if (format == "hostname") {
+  if (format == "hostname" || format == "host-name") {
     // RFC 1123 labels of at most 63 characters, at most 253 in all.
     return FormatLanguage{std::string(kLabel) + "(?:\\." + kLabel + ")*", 253};
   }
@@ -198,9 +235,23 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
             kLabel + "(?:\\." + kLabel + ")*",
         std::nullopt};
   }
-  if (format == "uri") return FormatLanguage{uri, std::nullopt};
-  if (format == "uri-reference")
-    return FormatLanguage{"(?:" + uri + "|" + relative_ref + ")", std::nullopt};
+  if (format == "uri") return FormatLanguage{uri_languages(false).absolute, std::nullopt};
+  if (format == "uri-reference") {
+    return FormatLanguage{uri_languages(false).reference, std::nullopt};
+  }
+  if (format == "iri") return FormatLanguage{uri_languages(true).absolute, std::nullopt};
+  if (format == "iri-reference") {
+    return FormatLanguage{uri_languages(true).reference, std::nullopt};
+  }
+  if (format == "json-pointer") return FormatLanguage{json_pointer, std::nullopt};
+  if (format == "relative-json-pointer") {
+    // RFC draft-handrews-relative-json-pointer: a non-negative integer, then
+    // "#" or a JSON pointer.
+    return FormatLanguage{"(?:0|[1-9][0-9]*)(?:#|" + json_pointer + ")", std::nullopt};
+  }
+  if (IsAssertedFormat(format)) {
+    return absl::UnimplementedError("format \"" + std::string(format) + "\" is not supported");
+  }
   return absl::NotFoundError("unknown format \"" + std::string(format) + "\"");
 }
 

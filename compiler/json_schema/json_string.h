@@ -28,12 +28,20 @@ std::string JsonQuoteLiteral(std::string_view s);
 
 // The language of a JSON Schema `format` over decoded strings: an ECMA-262
 // pattern (full match) and, where the standard caps it, a length in code
-// points. NotFound for a format this engine does not know.
+// points. Unimplemented for an asserted format (IsAssertedFormat) this engine
+// does not generate; NotFound for any other format, which is an annotation:
+// validators ignore formats they do not know (JSON Schema 2020-12 §7.2), so
+// the string is unconstrained.
 struct FormatLanguage {
   std::string pattern;
   std::optional<uint32_t> max_length;
 };
 absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format);
+
+// Formats that validators check: every format some JSON Schema draft
+// defines, and the draft-3 ones (color, host-name, ip-address) that Python's
+// jsonschema FormatChecker still asserts.
+bool IsAssertedFormat(std::string_view format);
 
 }  // namespace maskd::json_schema
 

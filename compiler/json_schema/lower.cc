@@ -232,6 +232,7 @@ class Lowering {
     const bool integers_only = !(node.types & kFractionType);
     const bool fractions_only = !(node.types & kIntegerType);
     absl::StatusOr<std::string> re;
+    std::optional<std::string> decimal_places;
     if (fractions_only) {
       if (!node.multiple_of.empty()) return Unsupported("multipleOf on non-integers", node);
       re = NumberRangeRegex(node.minimum, node.maximum);
@@ -240,6 +241,17 @@ class Lowering {
                          : NumberRangeRegex(node.minimum, node.maximum);
     } else if (node.multiple_of.size() == 1 && integers_only) {
       re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
+    } else if (node.multiple_of.size() == 1 && node.multiple_of[0].digits() == "1" &&
+               node.multiple_of[0].exponent() < 0) {
+      // multipleOf 10^-k: at most k decimals, intersected with the range below.
+      re = NumberRangeRegex(node.minimum, node.maximum);
+      absl::StatusOr<std::string> places =
+          DecimalPlacesRegex(static_cast<int>(-node.multiple_of[0].exponent()));
+      if (!places.ok()) {
+        return absl::Status(places.status().code(),
+                            absl::StrCat(places.status().message(), At(node)));
+      }
+      decimal_places = *places;
     } else {
       return Unsupported(integers_only ? "several multipleOf" : "multipleOf on numbers", node);
     }
@@ -248,6 +260,12 @@ class Lowering {
     absl::StatusOr<ExprId> numbers =
         regex::ParseEcmaRegex(*re, &pool_, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
+    if (decimal_places) {
+      absl::StatusOr<ExprId> places =
+          regex::ParseEcmaRegex(*decimal_places, &pool_, regex::MatchMode::kFullMatch);
+      if (!places.ok()) return places.status();
+      *numbers = pool_.And(*numbers, *places);
+    }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
           regex::ParseEcmaRegex(NonIntegerNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
@@ -315,13 +333,24 @@ class Lowering {
         if (format->max_length) {
           e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
         }
+      } else if (absl::IsNotFound(format.status())) {
+        // Not a format any draft defines: an annotation, as validators treat it.
+        NoteIgnored(absl::StrCat("format \"", *node.format, "\"", At(node),
+                                 " (not a standard format, an annotation)"));
       } else {
-        // Ignoring it, as validators may, would admit strings the schema's
-        // author meant to exclude (MaskBench's tests do assert formats).
+        // Ignoring an asserted format would admit strings the schema excludes
+        // (MaskBench's tests do assert formats).
         return absl::UnimplementedError(absl::StrCat(format.status().message(), At(node)));
       }
     }
     return e;
+  }
+
+  void NoteIgnored(std::string what) {
+    if (std::find(ir_.ignored_keywords.begin(), ir_.ignored_keywords.end(), what) ==
+        ir_.ignored_keywords.end()) {
+      ir_.ignored_keywords.push_back(std::move(what));
+    }
   }
 
   ExprId QuotedString(ExprId decoded) {

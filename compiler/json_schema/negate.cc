@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/normalize.h"
 #include "compiler/json_schema/normalizer.h"
 
@@ -137,7 +138,8 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
       x.patterns = {p};
       MASKD_RETURN_IF_ERROR(add(std::move(x)));
     }
-    if (n.format) return NoComplement("format", n);
+    // A format validators do not assert constrains nothing: nothing to negate.
+    if (n.format && IsAssertedFormat(*n.format)) return NoComplement("format", n);
   }
   if (types & kNumberTypes) {
     if (n.minimum) {

@@ -166,8 +166,11 @@ absl::StatusOr<NodeId> Normalizer::NewNode(const std::string& pointer) {
     return absl::ResourceExhaustedError(
         absl::StrCat("merging allOf needs more than ", max_nodes_, " nodes at ", At(pointer)));
   }
+  // Copied first: `pointer` may live in s_.nodes, which emplace_back can move
+  // (the JSON Schema fuzzer found a use-after-free that way).
+  std::string copy = pointer;
   s_.nodes.emplace_back();
-  s_.nodes.back().pointer = pointer;
+  s_.nodes.back().pointer = std::move(copy);
   return static_cast<NodeId>(s_.nodes.size() - 1);
 }
 
@@ -461,6 +464,10 @@ absl::Status Normalizer::Check(NodeId id, std::vector<std::string> reasons) {
       n.types &= ~kIntegerType;
       reasons.push_back("no integer between minimum and maximum");
     }
+  }
+  // A multiple of an integer is an integer.
+  for (const Decimal& m : n.multiple_of) {
+    if (m.is_integer()) n.types &= ~kFractionType;
   }
   if ((n.types & kArrayType) && n.max_items && n.min_items > *n.max_items) {
     n.types &= ~kArrayType;

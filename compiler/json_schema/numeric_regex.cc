@@ -442,4 +442,49 @@ std::string NonIntegerNumberRegex() {
   return re + ")";
 }
 
+namespace {
+
+// Exponent spellings `[+-]?[0-9]+` (leading zeros allowed) whose value is at
+// least `c`.
+absl::StatusOr<std::string> ExponentAtLeast(int64_t c) {
+  auto magnitudes = [](int64_t lo, std::optional<int64_t> hi) -> absl::StatusOr<std::string> {
+    std::optional<NumericBound> upper;
+    if (hi) upper = NumericBound{Decimal::FromInt64(*hi), false};
+    return IntegerRangeRegex(NumericBound{Decimal::FromInt64(lo), false}, upper);
+  };
+  if (c > 0) {
+    absl::StatusOr<std::string> m = magnitudes(c, std::nullopt);
+    if (!m.ok()) return m.status();
+    return "\\+?0*(?:" + *m + ")";
+  }
+  std::string negative = "-0+";
+  if (c < 0) {
+    absl::StatusOr<std::string> m = magnitudes(1, -c);
+    if (!m.ok()) return m.status();
+    negative = "-0*(?:0|" + *m + ")";
+  }
+  return "(?:\\+?[0-9]+|" + negative + ")";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> DecimalPlacesRegex(int places) {
+  if (places < 1 || places > 1000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("multipleOf 1e-", places, " is outside the supported 1e-1000..0.1"));
+  }
+  const std::string k = std::to_string(places);
+  std::string re = "-?(?:(?:0|[1-9][0-9]*)(?:\\.[0-9]{1," + k + "}0*)?" +
+                   "|0(?:\\.0+)?[eE][+-]?[0-9]+";  // Zero in exponent notation.
+  for (int t = 0; t <= kMaxNonIntegerExponent; ++t) {
+    // t significant fraction digits (the last nonzero), trailing zeros after.
+    const std::string mantissa =
+        t == 0 ? "[1-9](?:\\.0+)?" : "[1-9]\\.[0-9]{" + std::to_string(t - 1) + "}[1-9]0*";
+    absl::StatusOr<std::string> exponent = ExponentAtLeast(t - places);
+    if (!exponent.ok()) return exponent.status();
+    re += "|" + mantissa + "[eE]" + *exponent;
+  }
+  return re + ")";
+}
+
 }  // namespace maskd::json_schema

@@ -70,6 +70,15 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
 inline constexpr int kMaxNonIntegerExponent = 20;
 std::string NonIntegerNumberRegex();
 
+// The NumberRangeRegex spellings of values with at most `places` decimals
+// (multipleOf 10^-places; intersect with a range regex for bounds): fixed
+// notation with at most `places` fraction digits before trailing zeros, and
+// exponent notation whose mantissa has t <= kMaxNonIntegerExponent
+// significant fraction digits and whose exponent is at least t - places
+// (longer mantissas are left out for the same reason as above).
+// InvalidArgument for places outside 1..1000.
+absl::StatusOr<std::string> DecimalPlacesRegex(int places);
+
 }  // namespace maskd::json_schema
 
 #endif  // MASKD_COMPILER_JSON_SCHEMA_NUMERIC_REGEX_H_

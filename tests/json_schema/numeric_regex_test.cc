@@ -298,3 +298,45 @@ TEST(NonIntegerNumberRegexTest, MatchesExactlyTheNonIntegerSpellings) {
 
 }  // namespace
 }  // namespace maskd::json_schema
+
+namespace maskd::json_schema {
+namespace {
+
+// Fixed and exponent spellings of small values against "value * 10^places is
+// an integer" (Decimal arithmetic) as the oracle.
+TEST(DecimalPlacesRegexTest, MatchesExactlyTheMultiplesOfAPowerOfTenFraction) {
+  for (int places : {1, 2, 4}) {
+    absl::StatusOr<std::string> pattern = DecimalPlacesRegex(places);
+    ASSERT_TRUE(pattern.ok()) << pattern.status();
+    RE2 re(*pattern);
+    ASSERT_TRUE(re.ok()) << re.error();
+    auto multiple = [&](const std::string& s) {
+      const Decimal v = D(s);
+      return v.is_zero() || v.exponent() >= -places;
+    };
+    int checked = 0;
+    for (const char* f :
+         {"0", "7", "120", "0.5", "0.25", "0.250", "1.125", "3.00001", "0.0001", "12.5", "0.00"}) {
+      for (const char* sign : {"", "-"}) {
+        const std::string s = std::string(sign) + f;
+        EXPECT_EQ(RE2::FullMatch(s, re), multiple(s)) << places << " " << s;
+        ++checked;
+      }
+    }
+    for (const char* m : {"1", "2.5", "1.25", "9.999", "1.50", "1.0001", "0", "0.0"}) {
+      for (int e = -6; e <= 6; ++e) {
+        for (const std::string& digits :
+             {std::to_string(e < 0 ? -e : e), absl::StrFormat("%02d", e < 0 ? -e : e)}) {
+          const std::string s = absl::StrCat(m, "e", e < 0 ? "-" : "+", digits);
+          EXPECT_EQ(RE2::FullMatch(s, re), multiple(s)) << places << " " << s;
+          ++checked;
+        }
+      }
+    }
+    EXPECT_GT(checked, 200);
+  }
+  EXPECT_FALSE(DecimalPlacesRegex(0).ok());
+}
+
+}  // namespace
+}  // namespace maskd::json_schema
