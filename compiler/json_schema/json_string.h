@@ -30,8 +30,8 @@ std::string JsonQuoteLiteral(std::string_view s);
 // pattern (full match) and, where the standard caps it, a length in code
 // points. Unimplemented for an asserted format (IsAssertedFormat) this engine
 // does not generate; NotFound for any other format, which is an annotation:
-// validators ignore formats they do not know (JSON Schema 2020-12 §7.2), so
-// the string is unconstrained.
+// validators ignore formats they do not know (JSON Schema 2020-12 §7.2);
+// lowering still refuses them (see lower.cc).
 struct FormatLanguage {
   std::string pattern;
   std::optional<uint32_t> max_length;
