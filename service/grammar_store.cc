@@ -38,6 +38,10 @@ absl::StatusOr<CompiledHandle> GrammarStore::Compile(const CompileJob& job,
                                                      absl::Time deadline, bool* hit_time_limit) {
   *hit_time_limit = false;
   const absl::Time start = absl::Now();
+  if (deadline <= start) {
+    // The caller is gone: starting a compile for it would only burn CPU.
+    return absl::DeadlineExceededError("the call's deadline passed before the compile started");
+  }
   const absl::Time limit = start + job.time_limit;
   // Set by the compute if this call is the one that started it; shared
   // because the compute may outlive this call (it runs on the pool).
