@@ -1,7 +1,9 @@
 // CompiledGrammar::Compile: the one place that knows every front end. It turns
 // a spec into grammar IR with the right front end, then hands the IR to the
 // automata stage (CompiledGrammarImpl::FromIr).
+#include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
@@ -14,13 +16,27 @@
 namespace maskd {
 namespace {
 
-absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options) {
+using Clock = std::chrono::steady_clock;
+
+// DeadlineExceeded once `deadline` has passed, naming the stage just done.
+absl::Status CheckDeadline(Clock::time_point deadline, const CompileOptions& options,
+                           std::string_view stage) {
+  if (Clock::now() < deadline) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat("compile exceeded its time limit of ",
+                                                  options.time_limit_ms, " ms during ",
+                                                  std::string(stage)));
+}
+
+absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
+                                       Clock::time_point deadline) {
   json_schema::ParseOptions parse;
   parse.strict_keywords = options.strict;
   parse.closed_objects = options.additional_properties_default_false;
   absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, parse);
   if (!schema.ok()) return schema.status();
+  if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
   json_schema::LowerOptions lower;
+  lower.deadline = deadline;
   switch (options.whitespace) {
     case WhitespaceMode::kCompact:
       lower.whitespace = json_schema::Whitespace::kCompact;
@@ -41,8 +57,8 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   return ir;
 }
 
-absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions& options) {
-  (void)options;
+absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions& options,
+                                  Clock::time_point deadline) {
   switch (spec.kind) {
     case SpecKind::kChoices:
       return BuildChoicesGrammar(spec.choices);
@@ -56,9 +72,9 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       return ir;
     }
     case SpecKind::kJsonSchema:
-      return JsonSchemaIr(spec.text, options);
+      return JsonSchemaIr(spec.text, options, deadline);
     case SpecKind::kBuiltinJson:
-      return JsonSchemaIr("true", options);
+      return JsonSchemaIr("true", options, deadline);
     case SpecKind::kEbnf:
       return absl::UnimplementedError("EBNF/GBNF/Lark grammars are not supported yet");
   }
@@ -70,12 +86,22 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
     const GrammarSpec& spec, const CompileOptions& options,
     std::shared_ptr<const Tokenizer> tokenizer) {
-  const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<GrammarIr> ir = BuildIr(spec, options);
+  const auto started = Clock::now();
+  // Saturating: a huge time_limit_ms means no limit, not an overflow.
+  const uint64_t max_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - started)
+          .count();
+  const Clock::time_point deadline =
+      started + std::chrono::milliseconds(std::min(options.time_limit_ms, max_ms));
+  absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
+  if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =
       CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), options, started);
   if (!compiled.ok()) return compiled.status();
+  if (absl::Status s = CheckDeadline(deadline, options, "automata construction"); !s.ok()) {
+    return s;
+  }
   return std::shared_ptr<const CompiledGrammar>(*std::move(compiled));
 }
 

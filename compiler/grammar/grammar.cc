@@ -26,8 +26,11 @@ NonterminalId GrammarBuilder::Nonterminal(std::string_view name) {
 
 NonterminalId GrammarBuilder::FreshNonterminal(std::string_view name_hint) {
   std::string name(name_hint);
-  for (size_t suffix = 1; nonterminal_by_name_.contains(name); ++suffix) {
-    name = absl::StrCat(std::string(name_hint), "#", suffix);
+  if (nonterminal_by_name_.contains(name)) {
+    size_t& suffix = next_fresh_suffix_.try_emplace(name, 1).first->second;
+    do {
+      name = absl::StrCat(std::string(name_hint), "#", suffix++);
+    } while (nonterminal_by_name_.contains(name));
   }
   return Nonterminal(name);
 }

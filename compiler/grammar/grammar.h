@@ -119,6 +119,9 @@ class GrammarBuilder {
   std::vector<LexemeInfo> lexemes_;
   std::vector<std::string> nonterminal_names_;
   absl::flat_hash_map<std::string, NonterminalId> nonterminal_by_name_;
+  // Per name hint, the next "#N" suffix FreshNonterminal tries: without it a
+  // hint used n times costs O(n^2) lookups (a schema with 40k properties).
+  absl::flat_hash_map<std::string, size_t> next_fresh_suffix_;
   struct LexemeKey {
     RegexExprId regex;
     bool lazy;

@@ -1,6 +1,7 @@
 #include "compiler/json_schema/lower.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <optional>
 #include <string>
@@ -78,6 +79,7 @@ class Lowering {
       auto [id, nt] = pending_.front();
       pending_.pop_front();
       if (absl::Status s = DefineValue(id, nt); !s.ok()) return s;
+      if (absl::Status s = CheckDeadline(schema_.node(id)); !s.ok()) return s;
       if (builder_.num_nonterminals() > options_.max_nonterminals) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "the schema needs more than ", options_.max_nonterminals, " grammar symbols"));
@@ -409,6 +411,14 @@ class Lowering {
     return StringLanguage(names);
   }
 
+  // DeadlineExceeded naming `node` once the time limit has passed. Checked
+  // per value and per object member: a single object can hold 40k properties.
+  absl::Status CheckDeadline(const SchemaNode& node) const {
+    if (std::chrono::steady_clock::now() < options_.deadline) return absl::OkStatus();
+    return absl::DeadlineExceededError(
+        absl::StrCat("compile exceeded its time limit while lowering the schema", At(node)));
+  }
+
   absl::Status Object(const SchemaNode& node, NonterminalId nt) {
     absl::StatusOr<ExprId> names = PropertyNames(node);
     if (!names.ok()) return names.status();
@@ -443,6 +453,7 @@ class Lowering {
       declared.push_back({key, value, true});
     }
     for (Declared& d : declared) {
+      if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
       declared_literals.push_back(pool_.Literal(d.key));
       for (size_t i = 0; i < patterns.size(); ++i) {
         if (pool_.Matches(patterns[i], d.key) && node.pattern_properties[i].second != kTrueNode &&
@@ -502,6 +513,7 @@ class Lowering {
     for (uint64_t c = 0; c <= cap; ++c) {
       const bool room = !node.max_properties || c < *node.max_properties;
       for (uint64_t i = 0; i <= n; ++i) {
+        if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
         const NonterminalId here = state(i, c).id();
         std::vector<Symbol> comma;
         if (c > 0) comma.push_back(Literal(","));

@@ -16,6 +16,7 @@
 #ifndef MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 #define MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 
+#include <chrono>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,8 @@ struct LowerOptions {
   // properties multiplies nonterminals).
   uint32_t max_nonterminals = 200'000;
   uint64_t max_string_min_length = 100'000;
+  // Past this, lowering stops with DeadlineExceeded (CompileOptions::time_limit_ms).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options);

@@ -33,6 +33,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   const CompileStats& stats() const override { return stats_; }
   const Tokenizer& tokenizer() const override { return vocab_->tokenizer(); }
   size_t SizeBytes() const override;
+  absl::Status status() const override { return dfa_->status(); }
 
   const Grammar& grammar() const { return *grammar_; }
   const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }

@@ -48,6 +48,11 @@ class CompiledGrammar {
   virtual const Tokenizer& tokenizer() const = 0;
   // Current memory use, growing as lazily built automata fill in.
   virtual size_t SizeBytes() const = 0;
+  // OK, or why a lazily built automaton hit a limit after Compile returned
+  // (the lexer DFA's state or memory budget, CompileOptions::memory_limit_bytes).
+  // Growth stops there; masks computed since may lack tokens (never hold extra
+  // ones), so a caller seeing an error must fail the sequence, not trust them.
+  virtual absl::Status status() const = 0;
 };
 
 struct JumpForward {
