@@ -22,13 +22,11 @@ absl::StatusOr<CompileOutcome> CompileHandler::CompileGrammar(const v1::CompileR
     *spec_error = job.status().code() == absl::StatusCode::kUnimplemented;
     return job.status();
   }
-  bool hit_time_limit = false;
+  bool call_deadline = false;
   absl::StatusOr<CompiledHandle> compiled =
-      store_->Compile(*job, tokenizer->tokenizer, deadline, &hit_time_limit);
+      store_->Compile(*job, tokenizer->tokenizer, deadline, &call_deadline);
   if (!compiled.ok()) {
-    const bool rpc_deadline =
-        compiled.status().code() == absl::StatusCode::kDeadlineExceeded && !hit_time_limit;
-    *spec_error = !rpc_deadline;
+    *spec_error = !call_deadline;
     return compiled.status();
   }
   CompileOutcome outcome;

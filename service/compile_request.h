@@ -34,7 +34,9 @@ struct CompileJob {
   std::string start_rule;
   // Label for metrics: json_schema|regex|ebnf|choices|builtin_json.
   const char* kind = "";
-  // Time limit for this compile: the request's, capped by the server's.
+  // How long this caller waits for the compile: the request's limit, capped
+  // by the server's. The engine itself runs up to the server's limit
+  // (options.time_limit_ms), so the grammar still lands in the cache.
   absl::Duration time_limit = absl::Seconds(10);
   // Lowercase hex SHA-256 of (tokenizer id, spec, options that change the
   // result), so every replica derives the same handle for the same request.

@@ -35,11 +35,12 @@ GrammarStore::~GrammarStore() {
 
 absl::StatusOr<CompiledHandle> GrammarStore::Compile(const CompileJob& job,
                                                      std::shared_ptr<const Tokenizer> tokenizer,
-                                                     absl::Time deadline, bool* hit_time_limit) {
-  *hit_time_limit = false;
+                                                     absl::Time deadline, bool* call_deadline) {
+  *call_deadline = false;
   const absl::Time start = absl::Now();
   if (deadline <= start) {
     // The caller is gone: starting a compile for it would only burn CPU.
+    *call_deadline = true;
     return absl::DeadlineExceededError("the call's deadline passed before the compile started");
   }
   const absl::Time limit = start + job.time_limit;
@@ -63,13 +64,14 @@ absl::StatusOr<CompiledHandle> GrammarStore::Compile(const CompileJob& job,
   if (!grammar.ok()) {
     if (grammar.status().code() == absl::StatusCode::kDeadlineExceeded && end >= limit &&
         limit <= deadline) {
-      *hit_time_limit = true;
       return absl::DeadlineExceededError(absl::StrCat(
           "compile did not finish within its time limit of ", absl::FormatDuration(job.time_limit),
           " (options.compile_time_limit, capped by --compile_time_limit); it goes on in the "
-          "background and an identical request will find it cached once done"));
+          "background up to --compile_time_limit and an identical request will find it cached "
+          "once done"));
     }
     if (grammar.status().code() == absl::StatusCode::kDeadlineExceeded && end >= deadline) {
+      *call_deadline = true;
       return absl::DeadlineExceededError(
           "the call's deadline passed while the grammar was compiling; the compile goes on in "
           "the background");

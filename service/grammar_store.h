@@ -46,13 +46,14 @@ class GrammarStore {
 
   // The grammar for `job`, compiled against `tokenizer` unless cached (or in
   // flight). Errors: the engine's (INVALID_ARGUMENT, UNIMPLEMENTED,
-  // RESOURCE_EXHAUSTED... with its message); DEADLINE_EXCEEDED "compile time
-  // limit" when job.time_limit passes first; DEADLINE_EXCEEDED "deadline"
-  // when `deadline` (the RPC's) passes first; the two are told apart by
-  // *hit_time_limit.
+  // RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED past the server's time limit...
+  // with its message); DEADLINE_EXCEEDED "time limit" when job.time_limit
+  // passes first (the compile goes on, up to the server's limit, and fills
+  // the cache); DEADLINE_EXCEEDED with *call_deadline set when `deadline`
+  // (the RPC's) passes first. Only the last is about the call, not the spec.
   absl::StatusOr<CompiledHandle> Compile(const CompileJob& job,
                                          std::shared_ptr<const Tokenizer> tokenizer,
-                                         absl::Time deadline, bool* hit_time_limit);
+                                         absl::Time deadline, bool* call_deadline);
 
   // The cached grammar for `handle`, or null when this replica does not hold
   // it (never compiled here, evicted, or its compile failed).
