@@ -107,7 +107,12 @@ class Lowering {
   absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false) {
     const ExprId regex = pool_.Concat(token, ws_);
     absl::StatusOr<bool> empty = pool_.IsEmpty(regex);
-    if (!empty.ok()) return empty.status();
+    if (!empty.ok()) {
+      // Name the token (its name carries the schema pointer): the pool's own
+      // message cannot say which schema part was too complex.
+      return absl::Status(empty.status().code(), absl::StrCat(empty.status().message(), " (lexeme ",
+                                                              std::string(name), ")"));
+    }
     if (*empty) return Symbol::Nonterminal(nothing_);
     LexemeFlags flags;
     flags.literal = literal;
