@@ -522,7 +522,15 @@ TEST_F(EngineRpcTest, MetricsCountStepsSessionsAndMaskBytes) {
   for (uint64_t id = 0; id < 3; ++id) OpenByHandle(open, id, handle, v1::MASK_ENCODING_BITMASK);
   v1::StepResponse response;
   ASSERT_TRUE(stream.Step(open, &response));
-  const std::string during = Metrics();
+  // The step is counted once its response is written, which the client may
+  // see before the server's write completion runs: wait for it.
+  std::string during = Metrics();
+  for (int i = 0; i < 200 && Sample(during, "maskd_step_batch_size_count") ==
+                                 Sample(before, "maskd_step_batch_size_count");
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    during = Metrics();
+  }
   EXPECT_EQ(Sample(during, "maskd_active_sessions") - Sample(before, "maskd_active_sessions"), 3);
   EXPECT_EQ(
       Sample(during, "maskd_step_batch_size_count") - Sample(before, "maskd_step_batch_size_count"),
