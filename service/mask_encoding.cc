@@ -18,41 +18,74 @@ size_t CountBits(std::span<const uint32_t> words, size_t begin_word, size_t end_
 
 }  // namespace
 
-EncodedMaskInfo EncodeMask(std::span<const uint32_t> words, uint32_t vocab_size,
-                           v1::MaskEncoding wanted, v1::Mask* mask) {
+v1::MaskEncoding MaskAnalysis::Choose(v1::MaskEncoding wanted) const {
+  switch (wanted) {
+    case v1::MASK_ENCODING_ALLOW_LIST:
+    case v1::MASK_ENCODING_DENY_LIST:
+      return wanted;
+    case v1::MASK_ENCODING_AUTO: {
+      v1::MaskEncoding best = v1::MASK_ENCODING_BITMASK;
+      size_t best_bytes = bitmask_bytes;
+      if (allow_bytes < best_bytes) {
+        best = v1::MASK_ENCODING_ALLOW_LIST;
+        best_bytes = allow_bytes;
+      }
+      if (deny_bytes < best_bytes) best = v1::MASK_ENCODING_DENY_LIST;
+      return best;
+    }
+    default:
+      return v1::MASK_ENCODING_BITMASK;
+  }
+}
+
+size_t MaskAnalysis::PayloadBytes(v1::MaskEncoding chosen) const {
+  switch (chosen) {
+    case v1::MASK_ENCODING_ALLOW_LIST:
+      return allow_bytes;
+    case v1::MASK_ENCODING_DENY_LIST:
+      return deny_bytes;
+    default:
+      return bitmask_bytes;
+  }
+}
+
+MaskAnalysis AnalyzeMask(std::span<const uint32_t> words, uint32_t vocab_size) {
   const size_t num_words = (static_cast<size_t>(vocab_size) + 31) / 32;
   words = words.first(std::min(words.size(), num_words));
   // Allow/deny list sizes without listing: ids below 2^7 take one varint
   // byte, below 2^14 two, below 2^21 three, below 2^28 four (2^7 = 4 words,
   // 2^14 = 512 words, 2^21 = 65536 words).
   static constexpr size_t kBoundWords[] = {4, 512, 65536, size_t{1} << 23, size_t{1} << 27};
-  size_t allow_bytes = 0;
-  size_t deny_bytes = 0;
+  MaskAnalysis analysis;
   size_t allowed = 0;
   size_t begin = 0;
   for (size_t k = 0; k < std::size(kBoundWords) && begin < num_words; ++k) {
     const size_t end = std::min(kBoundWords[k], num_words);
     const size_t in_range = CountBits(words, begin, end);
     const size_t ids_in_range = std::min<size_t>(end * 32, vocab_size) - begin * 32;
-    allow_bytes += in_range * (k + 1);
-    deny_bytes += (ids_in_range - in_range) * (k + 1);
+    analysis.allow_bytes += in_range * (k + 1);
+    analysis.deny_bytes += (ids_in_range - in_range) * (k + 1);
     allowed += in_range;
     begin = end;
   }
-  const size_t bitmask_bytes = num_words * 4;
+  analysis.allowed_count = static_cast<uint32_t>(allowed);
+  analysis.bitmask_bytes = num_words * 4;
+  return analysis;
+}
 
+EncodedMaskInfo EncodeMask(std::span<const uint32_t> words, uint32_t vocab_size,
+                           v1::MaskEncoding wanted, v1::Mask* mask) {
+  return EncodeMask(words, vocab_size, AnalyzeMask(words, vocab_size), wanted, mask);
+}
+
+EncodedMaskInfo EncodeMask(std::span<const uint32_t> words, uint32_t vocab_size,
+                           const MaskAnalysis& analysis, v1::MaskEncoding wanted, v1::Mask* mask) {
+  const size_t num_words = (static_cast<size_t>(vocab_size) + 31) / 32;
+  words = words.first(std::min(words.size(), num_words));
   EncodedMaskInfo info;
-  info.allowed_count = static_cast<uint32_t>(allowed);
-  info.encoding = wanted;
-  if (wanted == v1::MASK_ENCODING_AUTO) {
-    info.encoding = v1::MASK_ENCODING_BITMASK;
-    size_t best = bitmask_bytes;
-    if (allow_bytes < best) {
-      info.encoding = v1::MASK_ENCODING_ALLOW_LIST;
-      best = allow_bytes;
-    }
-    if (deny_bytes < best) info.encoding = v1::MASK_ENCODING_DENY_LIST;
-  }
+  info.allowed_count = analysis.allowed_count;
+  info.encoding = analysis.Choose(wanted);
+  info.payload_bytes = analysis.PayloadBytes(info.encoding);
   mask->set_vocab_size(vocab_size);
   mask->set_allowed_count(info.allowed_count);
   switch (info.encoding) {
@@ -60,7 +93,11 @@ EncodedMaskInfo EncodeMask(std::span<const uint32_t> words, uint32_t vocab_size,
     case v1::MASK_ENCODING_DENY_LIST: {
       const bool allow = info.encoding == v1::MASK_ENCODING_ALLOW_LIST;
       v1::TokenIdList* list = allow ? mask->mutable_allow_list() : mask->mutable_deny_list();
-      list->mutable_token_ids()->Reserve(static_cast<int>(allow ? allowed : vocab_size - allowed));
+      const size_t count = allow ? info.allowed_count : vocab_size - info.allowed_count;
+      // Written in place: no per-id capacity check.
+      auto* ids = list->mutable_token_ids();
+      ids->Resize(static_cast<int>(count), 0);
+      uint32_t* out = ids->mutable_data();
       for (size_t w = 0; w < num_words; ++w) {
         uint32_t bits = w < words.size() ? words[w] : 0;
         if (!allow) bits = ~bits;
@@ -68,18 +105,15 @@ EncodedMaskInfo EncodeMask(std::span<const uint32_t> words, uint32_t vocab_size,
           const uint32_t id = static_cast<uint32_t>(w * 32 + std::countr_zero(bits));
           bits &= bits - 1;
           if (id >= vocab_size) break;
-          list->add_token_ids(id);
+          *out++ = id;
         }
       }
-      info.payload_bytes = allow ? allow_bytes : deny_bytes;
       break;
     }
     default: {
-      info.encoding = v1::MASK_ENCODING_BITMASK;
       auto* out = mask->mutable_bitmask()->mutable_words();
       out->Resize(static_cast<int>(num_words), 0);
       std::copy(words.begin(), words.end(), out->mutable_data());
-      info.payload_bytes = bitmask_bytes;
       break;
     }
   }
@@ -106,6 +140,7 @@ std::vector<uint32_t> DecodeMask(const v1::Mask& mask) {
         if (id < mask.vocab_size()) words[id >> 5] &= ~(uint32_t{1} << (id & 31));
       }
       break;
+    case v1::Mask::kDictionaryRef:
     case v1::Mask::ENCODING_NOT_SET:
       break;
   }

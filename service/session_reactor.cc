@@ -1,5 +1,6 @@
 #include "service/session_reactor.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/time/clock.h"
@@ -81,8 +82,15 @@ void SessionReactor::OnReadDone(bool ok) {
 
 void SessionReactor::RunStep() {
   response_.Clear();
-  stream_.Step(request_, StreamDeadline(context_), &response_);
-  StartWrite(&response_);
+  absl::Status status = stream_.Step(request_, StreamDeadline(context_), &response_);
+  if (status.ok()) {
+    StartWrite(&response_);
+    return;
+  }
+  // The request broke the stream's contract: end it instead of answering.
+  std::lock_guard<std::mutex> lock(mu_);
+  FinishLocked(
+      grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message())));
 }
 
 void SessionReactor::OnWriteDone(bool ok) {

@@ -68,6 +68,10 @@ absl::StatusOr<TokenMask> TokenMask::Decode(const v1::Mask& mask) {
       for (uint32_t id : mask.deny_list().token_ids()) words[id / 32] &= ~(1u << (id % 32));
       break;
     }
+    case v1::Mask::kDictionaryRef:
+      return absl::InvalidArgumentError(
+          absl::StrCat("mask is a dictionary_ref to slot ", mask.dictionary_ref(),
+                       ": only the Session holding the stream's dictionary can resolve it"));
     case v1::Mask::ENCODING_NOT_SET:
       return absl::InvalidArgumentError("mask has no encoding (bitmask, allow_list or deny_list)");
   }
@@ -108,6 +112,7 @@ bool MaskAllows(const v1::Mask& mask, TokenId token) {
       const auto& ids = mask.deny_list().token_ids();
       return !std::binary_search(ids.begin(), ids.end(), token);
     }
+    case v1::Mask::kDictionaryRef:
     case v1::Mask::ENCODING_NOT_SET:
       break;
   }
@@ -124,6 +129,8 @@ const char* MaskEncodingName(const v1::Mask& mask) {
       return "allow_list";
     case v1::Mask::kDenyList:
       return "deny_list";
+    case v1::Mask::kDictionaryRef:
+      return "dictionary_ref";
     case v1::Mask::ENCODING_NOT_SET:
       break;
   }

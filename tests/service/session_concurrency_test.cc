@@ -71,7 +71,7 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
         op->mutable_open()->set_mask_encoding(encodings[(s + q) % 4]);
       }
       v1::StepResponse response;
-      stream.Step(open, absl::InfiniteFuture(), &response);
+      ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &response).ok());
       check(response, 0);
       for (size_t i = 0; i < tokens.size(); ++i) {
         v1::StepRequest step;
@@ -81,7 +81,7 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
           op->mutable_advance()->add_tokens(tokens[i]);
         }
         response.Clear();
-        stream.Step(step, absl::InfiniteFuture(), &response);
+        ASSERT_TRUE(stream.Step(step, absl::InfiniteFuture(), &response).ok());
         check(response, i + 1);
       }
     });
