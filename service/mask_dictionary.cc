@@ -82,8 +82,8 @@ std::optional<uint32_t> MaskDictionary::Find(uint64_t hash, uint32_t vocab_size,
   return slot;
 }
 
-uint32_t MaskDictionary::Store(uint64_t hash, uint32_t vocab_size,
-                               std::span<const uint32_t> words) {
+uint32_t MaskDictionary::Store(uint64_t hash, uint32_t vocab_size, std::span<const uint32_t> words,
+                               uint32_t allowed_count) {
   uint32_t slot;
   if (used_ < slots_.size()) {
     slot = used_++;
@@ -97,6 +97,7 @@ uint32_t MaskDictionary::Store(uint64_t hash, uint32_t vocab_size,
   Slot& s = slots_[slot];
   s.hash = hash;
   s.vocab_size = vocab_size;
+  s.allowed_count = allowed_count;
   s.words.assign(words.begin(), words.end());
   index_[hash] = slot;
   PushNewest(slot);

@@ -38,8 +38,14 @@ class MaskDictionary {
 
   // Stores the mask in the first never-used slot, else in the least recently
   // used one, and returns that slot (now the most recently used). The caller
-  // has checked Find found nothing.
-  uint32_t Store(uint64_t hash, uint32_t vocab_size, std::span<const uint32_t> words);
+  // has checked Find found nothing. `allowed_count` (its set bits) is kept
+  // beside it.
+  uint32_t Store(uint64_t hash, uint32_t vocab_size, std::span<const uint32_t> words,
+                 uint32_t allowed_count);
+
+  // The allowed_count stored with the mask of `slot` (a slot Find or Store
+  // returned).
+  uint32_t allowed_count(uint32_t slot) const { return slots_[slot].allowed_count; }
 
   uint32_t slots() const { return static_cast<uint32_t>(slots_.size()); }
   // Slots holding a mask.
@@ -50,6 +56,7 @@ class MaskDictionary {
   struct Slot {
     uint64_t hash = 0;
     uint32_t vocab_size = 0;
+    uint32_t allowed_count = 0;
     std::vector<uint32_t> words;
     uint32_t newer = kNone;  // towards the most recently used
     uint32_t older = kNone;  // towards the least recently used

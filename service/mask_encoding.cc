@@ -2,18 +2,55 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <iterator>
 #include <vector>
 
 namespace maskd {
 namespace {
 
+// Set bits of n words, two at a time. Without -mpopcnt (the build targets
+// baseline x86-64) std::popcount is a libgcc call per word, which cost more
+// than computing the mask itself; the POPCNT instruction (every x86-64 CPU
+// since 2008) is taken when the CPU has it.
+template <typename Count64>
+inline size_t CountWords(const uint32_t* words, size_t n, Count64 count64) {
+  size_t count = 0;
+  size_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    uint64_t pair;
+    std::memcpy(&pair, words + i, sizeof(pair));
+    count += count64(pair);
+  }
+  if (i < n) count += count64(words[i]);
+  return count;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("popcnt"))) size_t CountWordsPopcnt(const uint32_t* words, size_t n) {
+  return CountWords(words, n,
+                    [](uint64_t v) { return static_cast<size_t>(__builtin_popcountll(v)); });
+}
+#endif
+
+size_t CountWordsPortable(const uint32_t* words, size_t n) {
+  return CountWords(words, n, [](uint64_t v) {
+    v = v - ((v >> 1) & 0x5555555555555555ull);
+    v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+    v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return static_cast<size_t>((v * 0x0101010101010101ull) >> 56);
+  });
+}
+
 // Allowed ids in [begin_word * 32, end_word * 32) of `words`.
 size_t CountBits(std::span<const uint32_t> words, size_t begin_word, size_t end_word) {
-  size_t count = 0;
   end_word = std::min(end_word, words.size());
-  for (size_t w = begin_word; w < end_word; ++w) count += std::popcount(words[w]);
-  return count;
+  if (begin_word >= end_word) return 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has_popcnt = __builtin_cpu_supports("popcnt");
+  if (has_popcnt) return CountWordsPopcnt(words.data() + begin_word, end_word - begin_word);
+#endif
+  return CountWordsPortable(words.data() + begin_word, end_word - begin_word);
 }
 
 }  // namespace

@@ -77,7 +77,12 @@ void SessionReactor::OnReadDone(bool ok) {
   step_start_ = std::chrono::steady_clock::now();
   last_request_ = step_start_;
   lock.unlock();
-  env_.pool->Submit([this] { RunStep(); });
+  // A small step costs less than handing it to the pool and back.
+  if (stream_.RunsInline(request_)) {
+    RunStep();
+  } else {
+    env_.pool->Submit([this] { RunStep(); });
+  }
 }
 
 void SessionReactor::RunStep() {

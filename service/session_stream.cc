@@ -66,6 +66,14 @@ SessionStream::~SessionStream() {
   }
 }
 
+bool SessionStream::RunsInline(const v1::StepRequest& request) const {
+  if (static_cast<size_t>(request.ops_size()) > env_.limits.max_inline_step_ops) return false;
+  for (const v1::SequenceOp& op : request.ops()) {
+    if (op.op_case() == v1::SequenceOp::kOpen) return false;
+  }
+  return true;
+}
+
 absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
                                  v1::StepResponse* response) {
   // Stream settings: granted on the first request, fixed afterwards.
@@ -213,18 +221,23 @@ void SessionStream::AssignDictionary(std::vector<Work>& works) {
     const std::span<const uint32_t> words(*work.words);
     v1::Mask* mask = work.result->mutable_mask();
     if (std::optional<uint32_t> slot = dictionary_->Find(work.hash, work.vocab_size, words)) {
+      const uint32_t allowed_count = dictionary_->allowed_count(*slot);
       mask->set_vocab_size(work.vocab_size);
-      mask->set_allowed_count(work.analysis.allowed_count);
+      mask->set_allowed_count(allowed_count);
       mask->set_dictionary_ref(*slot);
       work.dictionary_ref = true;
-      work.mask_info.allowed_count = work.analysis.allowed_count;
+      work.mask_info.allowed_count = allowed_count;
       work.mask_info.payload_bytes =
           static_cast<size_t>(google::protobuf::io::CodedOutputStream::VarintSize32(*slot));
       continue;
     }
+    // Counted only for masks sent in full: a reference takes the count
+    // stored with its slot.
+    work.analysis = AnalyzeMask(words, work.vocab_size);
     const v1::MaskEncoding chosen = work.analysis.Choose(work.wanted);
     if (work.analysis.PayloadBytes(chosen) > env_.limits.dictionary_min_payload_bytes) {
-      mask->set_dictionary_store(dictionary_->Store(work.hash, work.vocab_size, words));
+      mask->set_dictionary_store(
+          dictionary_->Store(work.hash, work.vocab_size, words, work.analysis.allowed_count));
     }
     full.push_back(&work);
   }
@@ -346,12 +359,11 @@ void SessionStream::Describe(Sequence& sequence, Work& work) {
   work.has_mask = true;
   work.vocab_size = sequence.vocab_size;
   work.wanted = sequence.encoding;
-  work.analysis = AnalyzeMask(words, sequence.vocab_size);
   if (work.words != nullptr) {
     work.hash = MaskDictionary::Hash(sequence.vocab_size, words);
   } else {
-    work.mask_info = EncodeMask(words, sequence.vocab_size, work.analysis, sequence.encoding,
-                                work.result->mutable_mask());
+    work.mask_info =
+        EncodeMask(words, sequence.vocab_size, sequence.encoding, work.result->mutable_mask());
   }
 
   v1::StopStatus stop = v1::STOP_STATUS_CONTINUE;

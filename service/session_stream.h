@@ -46,6 +46,10 @@ struct SessionLimits {
   // Masks whose payload is at most this many bytes are never stored in a
   // mask dictionary (a reference would save little); session.proto says 64.
   size_t dictionary_min_payload_bytes = 64;
+  // Requests with at most this many ops and no open run on the gRPC thread
+  // that read them, not handed to the step pool (saves two thread wake-ups,
+  // most of a small step's cost); 0: always on the pool.
+  size_t max_inline_step_ops = 1;
 };
 
 // What every stream of a server shares. All pointers outlive the streams.
@@ -75,6 +79,10 @@ class SessionStream {
                     v1::StepResponse* response);
 
   size_t open_sequences() const { return sequences_.size(); }
+  // Whether `request` is small enough to run on the thread that received it
+  // (SessionLimits::max_inline_step_ops): no open (an inline compile may take
+  // seconds) and few ops.
+  bool RunsInline(const v1::StepRequest& request) const;
   // Slots granted to the mask dictionary (0 before the first step or when
   // off) and how many hold a mask.
   uint32_t dictionary_slots() const { return dictionary_ ? dictionary_->slots() : 0; }

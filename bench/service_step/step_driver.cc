@@ -31,10 +31,12 @@ uint32_t DeflatedSize(const v1::Mask& mask) {
 }  // namespace
 
 StreamStats DriveStream(const client::MaskdClient& client, const Workload& workload, size_t batch,
-                        v1::MaskEncoding encoding, size_t first_instance,
+                        v1::MaskEncoding encoding, uint32_t dictionary_slots, size_t first_instance,
                         const std::atomic<bool>& stop, bool measure_deflate) {
   StreamStats stats;
-  std::unique_ptr<client::Session> session = client.StartSession();
+  client::SessionOptions session_options;
+  session_options.mask_dictionary_slots = dictionary_slots;
+  std::unique_ptr<client::Session> session = client.StartSession(session_options);
   client::OpenOptions open;
   open.encoding = encoding;
   std::vector<Slot> slots(batch);
@@ -68,6 +70,9 @@ StreamStats DriveStream(const client::MaskdClient& client, const Workload& workl
       }
       if (result.has_mask()) {
         ++stats.masks;
+        if (result.wire_mask().encoding_case() == v1::Mask::kDictionaryRef) {
+          ++stats.dictionary_refs;
+        }
         stats.mask_bytes.push_back(static_cast<uint32_t>(result.wire_mask().ByteSizeLong()));
         if (measure_deflate) stats.deflated_mask_bytes.push_back(DeflatedSize(result.wire_mask()));
       }

@@ -29,7 +29,7 @@ std::optional<uint32_t> Find(MaskDictionary& d, uint32_t vocab, const std::vecto
 }
 
 uint32_t Store(MaskDictionary& d, uint32_t vocab, const std::vector<uint32_t>& w) {
-  return d.Store(MaskDictionary::Hash(vocab, w), vocab, w);
+  return d.Store(MaskDictionary::Hash(vocab, w), vocab, w, w[0]);
 }
 
 TEST(MaskDictionaryTest, FillsInOrderThenReplacesTheLeastRecentlyUsed) {
@@ -45,6 +45,7 @@ TEST(MaskDictionaryTest, FillsInOrderThenReplacesTheLeastRecentlyUsed) {
   EXPECT_EQ(Store(dictionary, 64, d), 1u);
   EXPECT_EQ(Find(dictionary, 64, b), std::nullopt);
   EXPECT_EQ(Find(dictionary, 64, d), 1u);
+  EXPECT_EQ(dictionary.allowed_count(1), 4u);  // what Store was given
   // Order now (oldest first): c, a, d.
   EXPECT_EQ(Store(dictionary, 64, b), 2u);
   EXPECT_EQ(Find(dictionary, 64, c), std::nullopt);
@@ -60,14 +61,14 @@ TEST(MaskDictionaryTest, MatchesExactlyNeverByHashAlone) {
   const uint64_t hash_a = MaskDictionary::Hash(64, a);
   EXPECT_NE(hash_a, MaskDictionary::Hash(64, other));
   EXPECT_NE(hash_a, MaskDictionary::Hash(63, a));  // vocab_size is part of the mask
-  ASSERT_EQ(dictionary.Store(hash_a, 64, a), 0u);
+  ASSERT_EQ(dictionary.Store(hash_a, 64, a, 9), 0u);
   // A colliding hash with other words, or another vocab_size, is no match.
   EXPECT_EQ(dictionary.Find(hash_a, 64, other), std::nullopt);
   EXPECT_EQ(dictionary.Find(hash_a, 63, a), std::nullopt);
   EXPECT_EQ(dictionary.Find(hash_a, 64, Words({0xff, 7, 0})), std::nullopt);
   EXPECT_EQ(dictionary.Find(hash_a, 64, a), 0u);
   // The colliding mask gets its own slot; both stay exact.
-  ASSERT_EQ(dictionary.Store(hash_a, 64, other), 1u);
+  ASSERT_EQ(dictionary.Store(hash_a, 64, other, 8), 1u);
   EXPECT_EQ(dictionary.Find(hash_a, 64, other), 1u);
   EXPECT_EQ(dictionary.Find(hash_a, 64, a), std::nullopt);  // shadowed, never wrong
 }
