@@ -191,15 +191,22 @@ int Main() {
 
   // Warm both sides: the first pass over each grammar builds lazy lexer
   // states, which would otherwise be charged to whichever side ran first.
+  // The service's warm-up runs every instance to its end once (all in one
+  // batch, as many steps as the longest) and for at least a second.
   const EngineBaseline engine = MeasureEngine(*workload, 2);
   {
     const size_t all = workload->instances.size();
+    size_t longest = 0;
+    for (const Instance& instance : workload->instances) {
+      longest = std::max(longest, instance.tokens.size());
+    }
     std::atomic<bool> stop{false};
     std::thread stopper([&] {
       absl::SleepFor(absl::Seconds(1));
       stop = true;
     });
-    StreamStats warm = DriveStream(client, *workload, all, v1::MASK_ENCODING_AUTO, 0, 0, stop);
+    StreamStats warm = DriveStream(client, *workload, all, v1::MASK_ENCODING_AUTO, 0, 0, stop,
+                                   /*measure_deflate=*/false, /*min_steps=*/longest + 2);
     stopper.join();
     if (!warm.error.empty()) {
       std::fprintf(stderr, "service_step: warm-up: %s\n", warm.error.c_str());

@@ -32,7 +32,7 @@ uint32_t DeflatedSize(const v1::Mask& mask) {
 
 StreamStats DriveStream(const client::MaskdClient& client, const Workload& workload, size_t batch,
                         v1::MaskEncoding encoding, uint32_t dictionary_slots, size_t first_instance,
-                        const std::atomic<bool>& stop, bool measure_deflate) {
+                        const std::atomic<bool>& stop, bool measure_deflate, size_t min_steps) {
   StreamStats stats;
   client::SessionOptions session_options;
   session_options.mask_dictionary_slots = dictionary_slots;
@@ -93,7 +93,7 @@ StreamStats DriveStream(const client::MaskdClient& client, const Workload& workl
       session->Open(slot.sequence_id, workload.handles[workload.instances[slot.instance].schema],
                     open);
     }
-  } while (!stop.load(std::memory_order_relaxed));
+  } while (!stop.load(std::memory_order_relaxed) || stats.step_ns.count() < min_steps);
   const absl::Status finished = session->Finish();
   if (!finished.ok()) stats.error = finished.ToString();
   return stats;
