@@ -39,6 +39,13 @@ ABSL_FLAG(int64_t, max_spec_bytes, int64_t{1} << 20,
 ABSL_FLAG(int, max_sequences_per_stream, 4096, "Most open sequences on one Session stream.");
 ABSL_FLAG(int, max_ops_per_request, 1024, "Most sequence ops in one StepRequest.");
 ABSL_FLAG(int, max_rollback_tokens, 1024, "Largest OpenSequence.max_rollback_tokens accepted.");
+ABSL_FLAG(int, max_mask_dictionary_slots, 1024,
+          "Most mask dictionary slots granted to one Session stream (a client asking for more "
+          "gets this many); each holds one mask (16 KiB for a 128k vocabulary); 0: no "
+          "dictionary.");
+ABSL_FLAG(int, inline_step_ops, 1,
+          "A StepRequest with at most this many ops and no open runs on the gRPC thread that "
+          "received it instead of the step pool (saves two thread wake-ups); 0: never.");
 ABSL_FLAG(absl::Duration, session_idle_timeout, absl::Minutes(10),
           "A Session stream with no request for this long is ended (DEADLINE_EXCEEDED); 0: never.");
 ABSL_FLAG(int, max_message_bytes, 64 << 20,
@@ -77,9 +84,12 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_sequences_per_stream) < 1 ||
       absl::GetFlag(FLAGS_max_ops_per_request) < 1 ||
       absl::GetFlag(FLAGS_max_rollback_tokens) < 0 ||
+      absl::GetFlag(FLAGS_max_mask_dictionary_slots) < 0 ||
+      absl::GetFlag(FLAGS_inline_step_ops) < 0 ||
       absl::GetFlag(FLAGS_compile_time_limit) <= absl::ZeroDuration()) {
     MASKD_LOG(ERROR) << "--grpc_threads must be >= 2, --max_message_bytes >= 1024, "
-                        "--threads, --compile_threads and --max_rollback_tokens >= 0, "
+                        "--threads, --compile_threads, --max_rollback_tokens, "
+                        "--max_mask_dictionary_slots and --inline_step_ops >= 0, "
                         "--max_tokenizer_bytes, --max_tokenizers, --cache_bytes, --max_spec_bytes, "
                         "--max_sequences_per_stream and --max_ops_per_request >= 1, "
                         "--compile_time_limit > 0";
@@ -102,6 +112,10 @@ int main(int argc, char** argv) {
       static_cast<size_t>(absl::GetFlag(FLAGS_max_ops_per_request));
   options.session_limits.max_rollback_tokens =
       static_cast<uint32_t>(absl::GetFlag(FLAGS_max_rollback_tokens));
+  options.session_limits.max_mask_dictionary_slots =
+      static_cast<uint32_t>(absl::GetFlag(FLAGS_max_mask_dictionary_slots));
+  options.session_limits.max_inline_step_ops =
+      static_cast<size_t>(absl::GetFlag(FLAGS_inline_step_ops));
   options.session_idle_timeout = absl::GetFlag(FLAGS_session_idle_timeout);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.preload = *std::move(preload);

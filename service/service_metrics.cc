@@ -118,6 +118,7 @@ ServiceMetrics::ServiceMetrics(const BuildInfo& build_info)
   mask_bytes_[0] = &mask_bytes.Add({{"encoding", "bitmask"}});
   mask_bytes_[1] = &mask_bytes.Add({{"encoding", "allow"}});
   mask_bytes_[2] = &mask_bytes.Add({{"encoding", "deny"}});
+  mask_bytes_[3] = &mask_bytes.Add({{"encoding", "dictionary_ref"}});
 }
 
 void ServiceMetrics::RecordCompile(const char* kind, const absl::Status& outcome, double seconds) {

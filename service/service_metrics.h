@@ -59,7 +59,7 @@ class ServiceMetrics {
   void CountJumpForwardBytes(uint64_t bytes) { jump_forward_bytes_->Increment(bytes); }
   // A per-sequence or per-spec error, or a failed RPC, by gRPC code.
   void CountError(absl::StatusCode code);
-  enum class MaskEncodingLabel { kBitmask, kAllow, kDeny };
+  enum class MaskEncodingLabel { kBitmask, kAllow, kDeny, kDictionaryRef };
   void CountMaskBytes(MaskEncodingLabel encoding, uint64_t bytes);
 
  private:
@@ -83,7 +83,7 @@ class ServiceMetrics {
   prometheus::Counter* tokens_rejected_;
   prometheus::Counter* jump_forward_bytes_;
   prometheus::Family<prometheus::Counter>* errors_;
-  prometheus::Counter* mask_bytes_[3];
+  prometheus::Counter* mask_bytes_[4];
 };
 
 // Feeds a compile cache's events into ServiceMetrics (cache request counts,

@@ -1,5 +1,6 @@
 #include "service/session_reactor.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/time/clock.h"
@@ -76,13 +77,25 @@ void SessionReactor::OnReadDone(bool ok) {
   step_start_ = std::chrono::steady_clock::now();
   last_request_ = step_start_;
   lock.unlock();
-  env_.pool->Submit([this] { RunStep(); });
+  // A small step costs less than handing it to the pool and back.
+  if (stream_.RunsInline(request_)) {
+    RunStep();
+  } else {
+    env_.pool->Submit([this] { RunStep(); });
+  }
 }
 
 void SessionReactor::RunStep() {
   response_.Clear();
-  stream_.Step(request_, StreamDeadline(context_), &response_);
-  StartWrite(&response_);
+  absl::Status status = stream_.Step(request_, StreamDeadline(context_), &response_);
+  if (status.ok()) {
+    StartWrite(&response_);
+    return;
+  }
+  // The request broke the stream's contract: end it instead of answering.
+  std::lock_guard<std::mutex> lock(mu_);
+  FinishLocked(
+      grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message())));
 }
 
 void SessionReactor::OnWriteDone(bool ok) {

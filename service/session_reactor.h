@@ -1,7 +1,8 @@
 // One Session stream on the gRPC callback API: reads a StepRequest, runs it
-// on the step pool (SessionStream::Step), writes the StepResponse, then reads
-// the next one, so responses keep the order of requests and at most one step
-// per stream is in flight.
+// on the step pool (SessionStream::Step; a small one without opens runs on
+// the gRPC thread that read it, see SessionLimits::max_inline_step_ops),
+// writes the StepResponse, then reads the next one, so responses keep the
+// order of requests and at most one step per stream is in flight.
 //
 // The stream ends when the client half-closes or cancels, or when the
 // server ends it (End: drain or idle timeout): at once if it is waiting for a
@@ -46,7 +47,8 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1:
  private:
   enum class State { kReading, kStepping, kFinished };
 
-  // Runs the request just read and starts writing its response (pool thread).
+  // Runs the request just read and starts writing its response (pool thread,
+  // or inline in OnReadDone).
   void RunStep();
   // Calls Finish once; caller holds mu_.
   void FinishLocked(grpc::Status status);

@@ -1,6 +1,9 @@
 #include "service/session_stream.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "service/mask_encoding.h"
 #include "service/spec_error.h"
 
@@ -30,6 +34,15 @@ struct SessionStream::Work {
   bool has_mask = false;
   double mask_seconds = 0;
   EncodedMaskInfo mask_info;
+  bool dictionary_ref = false;  // the mask went as a dictionary_ref
+
+  // With a dictionary: the mask, computed by Describe and encoded (or
+  // referenced) by AssignDictionary.
+  std::vector<uint32_t>* words = nullptr;
+  uint32_t vocab_size = 0;
+  v1::MaskEncoding wanted = v1::MASK_ENCODING_AUTO;
+  MaskAnalysis analysis;
+  uint64_t hash = 0;
 
   void Fail(const absl::Status& status) {
     error = status.code();
@@ -53,8 +66,30 @@ SessionStream::~SessionStream() {
   }
 }
 
-void SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
-                         v1::StepResponse* response) {
+bool SessionStream::RunsInline(const v1::StepRequest& request) const {
+  if (static_cast<size_t>(request.ops_size()) > env_.limits.max_inline_step_ops) return false;
+  for (const v1::SequenceOp& op : request.ops()) {
+    if (op.op_case() == v1::SequenceOp::kOpen) return false;
+  }
+  return true;
+}
+
+absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
+                                 v1::StepResponse* response) {
+  // Stream settings: granted on the first request, fixed afterwards.
+  const uint32_t asked_slots = request.session_options().mask_dictionary_slots();
+  if (!configured_) {
+    configured_ = true;
+    requested_dictionary_slots_ = asked_slots;
+    const uint32_t granted = std::min(asked_slots, env_.limits.max_mask_dictionary_slots);
+    if (granted > 0) dictionary_ = std::make_unique<MaskDictionary>(granted);
+    response->mutable_session_grant()->set_mask_dictionary_slots(granted);
+  } else if (request.has_session_options() && asked_slots != requested_dictionary_slots_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request ", request.request_id(), " sets session_options.mask_dictionary_slots to ",
+        asked_slots, " but the stream's first request set ", requested_dictionary_slots_,
+        "; session options cannot change on a stream (open a new stream); no op applied"));
+  }
   response->set_request_id(request.request_id());
   const int n = request.ops_size();
   response->mutable_results()->Reserve(n);
@@ -121,6 +156,11 @@ void SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
   for (Work& work : works) {
     if (work.kind != Work::Kind::kNone) runnable.push_back(&work);
   }
+  if (dictionary_ != nullptr) {
+    // Each op's mask outlives the parallel part.
+    if (buffers_.size() < runnable.size()) buffers_.resize(runnable.size());
+    for (size_t i = 0; i < runnable.size(); ++i) runnable[i]->words = &buffers_[i];
+  }
   env_.pool->ParallelFor(runnable.size(), [&](size_t i) {
     Work& work = *runnable[i];
     if (work.kind == Work::Kind::kOpen) {
@@ -129,6 +169,7 @@ void SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
       Advance(work.op->advance(), *work.sequence, work);
     }
   });
+  if (dictionary_ != nullptr) AssignDictionary(works);
 
   // Bookkeeping, in request order again.
   ServiceMetrics& metrics = *env_.metrics;
@@ -145,7 +186,8 @@ void SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
     if (work.has_mask) {
       metrics.ObserveMask(work.mask_seconds);
       using Label = ServiceMetrics::MaskEncodingLabel;
-      const Label label = work.mask_info.encoding == v1::MASK_ENCODING_ALLOW_LIST ? Label::kAllow
+      const Label label = work.dictionary_ref ? Label::kDictionaryRef
+                          : work.mask_info.encoding == v1::MASK_ENCODING_ALLOW_LIST ? Label::kAllow
                           : work.mask_info.encoding == v1::MASK_ENCODING_DENY_LIST
                               ? Label::kDeny
                               : Label::kBitmask;
@@ -165,6 +207,45 @@ void SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
   if (opened != closed) {
     metrics.active_sessions().Increment(static_cast<double>(opened - closed));
   }
+  // Keep the mask buffers of at most a typical batch between steps (16 KiB
+  // each for a 128k vocabulary).
+  constexpr size_t kKeptBuffers = 256;
+  if (buffers_.size() > kKeptBuffers) buffers_.resize(kKeptBuffers);
+  return absl::OkStatus();
+}
+
+void SessionStream::AssignDictionary(std::vector<Work>& works) {
+  std::vector<Work*> full;  // masks sent in full, encoded below
+  for (Work& work : works) {
+    if (!work.has_mask) continue;
+    const std::span<const uint32_t> words(*work.words);
+    v1::Mask* mask = work.result->mutable_mask();
+    if (std::optional<uint32_t> slot = dictionary_->Find(work.hash, work.vocab_size, words)) {
+      const uint32_t allowed_count = dictionary_->allowed_count(*slot);
+      mask->set_vocab_size(work.vocab_size);
+      mask->set_allowed_count(allowed_count);
+      mask->set_dictionary_ref(*slot);
+      work.dictionary_ref = true;
+      work.mask_info.allowed_count = allowed_count;
+      work.mask_info.payload_bytes =
+          static_cast<size_t>(google::protobuf::io::CodedOutputStream::VarintSize32(*slot));
+      continue;
+    }
+    // Counted only for masks sent in full: a reference takes the count
+    // stored with its slot.
+    work.analysis = AnalyzeMask(words, work.vocab_size);
+    const v1::MaskEncoding chosen = work.analysis.Choose(work.wanted);
+    if (work.analysis.PayloadBytes(chosen) > env_.limits.dictionary_min_payload_bytes) {
+      mask->set_dictionary_store(
+          dictionary_->Store(work.hash, work.vocab_size, words, work.analysis.allowed_count));
+    }
+    full.push_back(&work);
+  }
+  env_.pool->ParallelFor(full.size(), [&](size_t i) {
+    Work& work = *full[i];
+    work.mask_info = EncodeMask(*work.words, work.vocab_size, work.analysis, work.wanted,
+                                work.result->mutable_mask());
+  });
 }
 
 void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline, Work& work) {
@@ -265,17 +346,25 @@ void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequen
 
 void SessionStream::Describe(Sequence& sequence, Work& work) {
   Matcher& matcher = *sequence.matcher;
-  // One scratch bitmask per pool thread (16 KiB for a 128k vocabulary)
-  // instead of one per sequence.
-  thread_local std::vector<uint32_t> words;
-  words.assign((static_cast<size_t>(sequence.vocab_size) + 31) / 32, 0);
+  // Without a dictionary the mask is encoded at once: one scratch bitmask per
+  // pool thread (16 KiB for a 128k vocabulary) instead of one per sequence.
+  thread_local std::vector<uint32_t> scratch;
+  std::vector<uint32_t>& words = work.words != nullptr ? *work.words : scratch;
+  // FillMask writes every word.
+  words.resize((static_cast<size_t>(sequence.vocab_size) + 31) / 32);
   const auto start = std::chrono::steady_clock::now();
   matcher.FillMask(words);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   work.mask_seconds = took.count();
   work.has_mask = true;
-  work.mask_info =
-      EncodeMask(words, sequence.vocab_size, sequence.encoding, work.result->mutable_mask());
+  work.vocab_size = sequence.vocab_size;
+  work.wanted = sequence.encoding;
+  if (work.words != nullptr) {
+    work.hash = MaskDictionary::Hash(sequence.vocab_size, words);
+  } else {
+    work.mask_info =
+        EncodeMask(words, sequence.vocab_size, sequence.encoding, work.result->mutable_mask());
+  }
 
   v1::StopStatus stop = v1::STOP_STATUS_CONTINUE;
   if (matcher.CanStop())

@@ -6,12 +6,19 @@
 // ids, unknown ids, limits), then run in parallel on the step pool, one task
 // per op, each touching only its own sequence; results land in the order of
 // the ops. One op's failure is that op's error: the others go on.
+//
+// With a mask dictionary (StepRequest.session_options of the stream's first
+// request), the parallel part computes each mask and its hash; then, in op
+// order on the calling thread, each mask is looked up in the dictionary (a
+// repeat becomes a dictionary_ref) or assigned a slot, so slots are
+// deterministic; the masks sent in full are then encoded in parallel again.
 #ifndef MASKD_SERVICE_SESSION_STREAM_H_
 #define MASKD_SERVICE_SESSION_STREAM_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
@@ -19,6 +26,8 @@
 #include "maskd/v1/session.pb.h"
 #include "service/compile_handler.h"
 #include "service/grammar_store.h"
+#include "service/mask_dictionary.h"
+#include "service/mask_encoding.h"
 #include "service/service_metrics.h"
 #include "service/thread_pool.h"
 
@@ -31,6 +40,16 @@ struct SessionLimits {
   size_t max_ops_per_request = 1024;
   // Largest OpenSequence.max_rollback_tokens accepted.
   uint32_t max_rollback_tokens = 1024;
+  // Most mask dictionary slots granted to a stream
+  // (SessionOptions.mask_dictionary_slots is capped to it); 0: none.
+  uint32_t max_mask_dictionary_slots = 1024;
+  // Masks whose payload is at most this many bytes are never stored in a
+  // mask dictionary (a reference would save little); session.proto says 64.
+  size_t dictionary_min_payload_bytes = 64;
+  // Requests with at most this many ops and no open run on the gRPC thread
+  // that read them, not handed to the step pool (saves two thread wake-ups,
+  // most of a small step's cost); 0: always on the pool.
+  size_t max_inline_step_ops = 1;
 };
 
 // What every stream of a server shares. All pointers outlive the streams.
@@ -53,10 +72,21 @@ class SessionStream {
 
   // Applies `request` and fills `response` (one result per op, in order).
   // `deadline` bounds inline compiles (the stream's deadline, if any). Not
-  // thread-safe: a stream handles one request at a time.
-  void Step(const v1::StepRequest& request, absl::Time deadline, v1::StepResponse* response);
+  // thread-safe: a stream handles one request at a time. A non-OK status
+  // means the stream must end with it instead of answering (a request that
+  // changes the stream's session_options; no op was applied).
+  absl::Status Step(const v1::StepRequest& request, absl::Time deadline,
+                    v1::StepResponse* response);
 
   size_t open_sequences() const { return sequences_.size(); }
+  // Whether `request` is small enough to run on the thread that received it
+  // (SessionLimits::max_inline_step_ops): no open (an inline compile may take
+  // seconds) and few ops.
+  bool RunsInline(const v1::StepRequest& request) const;
+  // Slots granted to the mask dictionary (0 before the first step or when
+  // off) and how many hold a mask.
+  uint32_t dictionary_slots() const { return dictionary_ ? dictionary_->slots() : 0; }
+  uint32_t dictionary_used() const { return dictionary_ ? dictionary_->used() : 0; }
 
  private:
   struct Sequence {
@@ -69,11 +99,20 @@ class SessionStream {
 
   void Open(const v1::OpenSequence& open, absl::Time deadline, Work& work);
   void Advance(const v1::AdvanceSequence& advance, Sequence& sequence, Work& work);
-  // Fills the mask, stop status and jump-forward of `work.result`.
+  // Fills the mask (or, with a dictionary, computes it into work.words for
+  // AssignDictionary), stop status and jump-forward of `work.result`.
   void Describe(Sequence& sequence, Work& work);
+  // Dictionary lookups and stores for the masks of `works`, in order; then
+  // encodes the masks sent in full.
+  void AssignDictionary(std::vector<Work>& works);
 
   SessionEnv env_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
+  bool configured_ = false;  // the first request's session_options were read
+  uint32_t requested_dictionary_slots_ = 0;
+  std::unique_ptr<MaskDictionary> dictionary_;  // null: no dictionary
+  // Per-op mask buffers of a step with a dictionary, reused across steps.
+  std::vector<std::vector<uint32_t>> buffers_;
 };
 
 }  // namespace maskd

@@ -35,7 +35,13 @@ size_t ThreadPool::pending() const {
   return queue_.size();
 }
 
+namespace {
+// The pool whose worker the current thread is (null on other threads).
+thread_local const ThreadPool* current_pool = nullptr;
+}  // namespace
+
 void ThreadPool::WorkerLoop() {
+  current_pool = this;
   for (;;) {
     absl::AnyInvocable<void() &&> task;
     {
@@ -87,9 +93,11 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
     return;
   }
   auto state = std::make_shared<ParallelForState>(n, fn);
-  // One helper per worker at most; a helper that finds nothing left returns
-  // at once (the caller may have done everything already).
-  const size_t helpers = std::min(n - 1, workers_.size());
+  // One helper per other worker at most (a caller that is one of this pool's
+  // workers is busy here: a helper for it would only wake a thread to find
+  // nothing left); a helper that finds nothing left returns at once.
+  const size_t others = workers_.size() - (current_pool == this ? 1 : 0);
+  const size_t helpers = std::min(n - 1, others);
   for (size_t i = 0; i < helpers; ++i) {
     Submit([state] { state->RunItems(); });
   }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <string>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -35,6 +36,8 @@ ABSL_FLAG(std::vector<std::string>, batch, std::vector<std::string>({"1", "16", 
           "Sequences per step B to measure.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(3), "Measuring time per configuration.");
 ABSL_FLAG(size_t, encoding_batch, 64, "B for the per-encoding bytes and latency table (S=1).");
+ABSL_FLAG(uint32_t, dictionary_slots, 256,
+          "Mask dictionary slots the client asks for (the C++ client's default); 0: off.");
 ABSL_FLAG(std::vector<std::string>, maskd_flags, {},
           "Extra flags for the spawned maskd, comma-separated (e.g. --threads=2).");
 
@@ -74,14 +77,15 @@ struct ConfigResult {
   std::vector<uint32_t> mask_bytes;
   std::vector<uint32_t> deflated_mask_bytes;
   uint64_t masks = 0;
+  uint64_t dictionary_refs = 0;
   double wall_s = 0, server_cpu_s = 0, client_cpu_s = 0;
   uint64_t response_bytes = 0;
 };
 
 absl::StatusOr<ConfigResult> RunConfig(const std::string& target, const Workload& workload,
                                        size_t streams, size_t batch, v1::MaskEncoding encoding,
-                                       pid_t server_pid, absl::Duration duration,
-                                       bool measure_deflate = false) {
+                                       uint32_t dictionary_slots, pid_t server_pid,
+                                       absl::Duration duration, bool measure_deflate = false) {
   // One connection per stream, as separate workers would have.
   std::vector<std::unique_ptr<client::MaskdClient>> clients;
   for (size_t s = 0; s < streams; ++s) {
@@ -98,7 +102,7 @@ absl::StatusOr<ConfigResult> RunConfig(const std::string& target, const Workload
   std::vector<std::thread> threads;
   for (size_t s = 0; s < streams; ++s) {
     threads.emplace_back([&, s] {
-      stats[s] = DriveStream(*clients[s], workload, batch, encoding,
+      stats[s] = DriveStream(*clients[s], workload, batch, encoding, dictionary_slots,
                              s * workload.instances.size() / streams, stop, measure_deflate);
     });
   }
@@ -116,6 +120,7 @@ absl::StatusOr<ConfigResult> RunConfig(const std::string& target, const Workload
     result.deflated_mask_bytes.insert(result.deflated_mask_bytes.end(),
                                       s.deflated_mask_bytes.begin(), s.deflated_mask_bytes.end());
     result.masks += s.masks;
+    result.dictionary_refs += s.dictionary_refs;
     result.response_bytes += s.response_bytes;
   }
   return result;
@@ -186,15 +191,22 @@ int Main() {
 
   // Warm both sides: the first pass over each grammar builds lazy lexer
   // states, which would otherwise be charged to whichever side ran first.
+  // The service's warm-up runs every instance to its end once (all in one
+  // batch, as many steps as the longest) and for at least a second.
   const EngineBaseline engine = MeasureEngine(*workload, 2);
   {
     const size_t all = workload->instances.size();
+    size_t longest = 0;
+    for (const Instance& instance : workload->instances) {
+      longest = std::max(longest, instance.tokens.size());
+    }
     std::atomic<bool> stop{false};
     std::thread stopper([&] {
       absl::SleepFor(absl::Seconds(1));
       stop = true;
     });
-    StreamStats warm = DriveStream(client, *workload, all, v1::MASK_ENCODING_AUTO, 0, stop);
+    StreamStats warm = DriveStream(client, *workload, all, v1::MASK_ENCODING_AUTO, 0, 0, stop,
+                                   /*measure_deflate=*/false, /*min_steps=*/longest + 2);
     stopper.join();
     if (!warm.error.empty()) {
       std::fprintf(stderr, "service_step: warm-up: %s\n", warm.error.c_str());
@@ -214,7 +226,7 @@ int Main() {
     // A step with no ops: the stream's round trip alone (gRPC, the server's
     // reactor, no engine work), the floor under every B.
     absl::StatusOr<ConfigResult> empty =
-        RunConfig(target, *workload, 1, 0, v1::MASK_ENCODING_AUTO, (*server)->pid(), duration);
+        RunConfig(target, *workload, 1, 0, v1::MASK_ENCODING_AUTO, 0, (*server)->pid(), duration);
     if (!empty.ok()) {
       std::fprintf(stderr, "service_step: empty steps: %s\n", empty.status().ToString().c_str());
       return 1;
@@ -226,13 +238,16 @@ int Main() {
         empty->server_cpu_s * 1e6 / static_cast<double>(empty->step_ns.count()),
         empty->client_cpu_s * 1e6 / static_cast<double>(empty->step_ns.count()));
   }
-  std::printf("%3s %4s %8s %9s %9s %9s %10s %13s %13s %11s\n", "S", "B", "steps", "p50 us",
-              "p99 us", "max us", "masks/s", "srv CPU us/m", "cli CPU us/m", "auto B/mask");
+  const uint32_t dictionary_slots = absl::GetFlag(FLAGS_dictionary_slots);
+  std::printf("mask dictionary: %u slots asked for (0: off), auto encoding\n", dictionary_slots);
+  std::printf("%3s %4s %8s %9s %9s %9s %10s %13s %13s %11s %6s\n", "S", "B", "steps", "p50 us",
+              "p99 us", "max us", "masks/s", "srv CPU us/m", "cli CPU us/m", "B/mask p50", "refs%");
   double b1_p50 = 0, b1_mean = 0;
   for (size_t streams : ParseSizes(absl::GetFlag(FLAGS_streams))) {
     for (size_t batch : ParseSizes(absl::GetFlag(FLAGS_batch))) {
-      absl::StatusOr<ConfigResult> r = RunConfig(
-          target, *workload, streams, batch, v1::MASK_ENCODING_AUTO, (*server)->pid(), duration);
+      absl::StatusOr<ConfigResult> r =
+          RunConfig(target, *workload, streams, batch, v1::MASK_ENCODING_AUTO, dictionary_slots,
+                    (*server)->pid(), duration);
       if (!r.ok()) {
         std::fprintf(stderr, "service_step: S=%zu B=%zu: %s\n", streams, batch,
                      r.status().ToString().c_str());
@@ -243,10 +258,12 @@ int Main() {
         b1_mean = r->step_ns.MeanUs();
       }
       const double masks = static_cast<double>(r->masks);
-      std::printf("%3zu %4zu %8zu %9.1f %9.1f %9.1f %10.0f %13.1f %13.1f %11.0f\n", streams, batch,
-                  r->step_ns.count(), r->step_ns.PercentileUs(50), r->step_ns.PercentileUs(99),
-                  r->step_ns.MaxUs(), masks / r->wall_s, r->server_cpu_s * 1e6 / masks,
-                  r->client_cpu_s * 1e6 / masks, Percentile(r->mask_bytes, 50));
+      std::printf("%3zu %4zu %8zu %9.1f %9.1f %9.1f %10.0f %13.1f %13.1f %11.0f %6.1f\n", streams,
+                  batch, r->step_ns.count(), r->step_ns.PercentileUs(50),
+                  r->step_ns.PercentileUs(99), r->step_ns.MaxUs(), masks / r->wall_s,
+                  r->server_cpu_s * 1e6 / masks, r->client_cpu_s * 1e6 / masks,
+                  Percentile(r->mask_bytes, 50),
+                  100.0 * static_cast<double>(r->dictionary_refs) / masks);
     }
   }
   if (b1_p50 > 0) {
@@ -262,26 +279,33 @@ int Main() {
       "\nbytes per mask by encoding (S=1, B=%zu; a full Llama-3 bitmask is %u bytes of "
       "words)\n",
       encoding_batch, (info->vocab_size() + 31) / 32 * 4);
-  std::printf("%-10s %10s %10s %10s %10s %12s %9s %9s\n", "encoding", "median B", "mean B", "p99 B",
-              "resp B/m", "deflated p50", "p50 us", "p99 us");
-  const std::pair<const char*, v1::MaskEncoding> encodings[] = {
-      {"auto", v1::MASK_ENCODING_AUTO},
-      {"bitmask", v1::MASK_ENCODING_BITMASK},
-      {"allow", v1::MASK_ENCODING_ALLOW_LIST},
-      {"deny", v1::MASK_ENCODING_DENY_LIST}};
-  for (const auto& [name, encoding] : encodings) {
+  std::printf("%-12s %10s %10s %10s %10s %12s %9s %9s %13s\n", "encoding", "median B", "mean B",
+              "p99 B", "resp B/m", "deflated p50", "p50 us", "p99 us", "srv CPU us/m");
+  struct EncodingRow {
+    const char* name;
+    v1::MaskEncoding encoding;
+    uint32_t dictionary_slots;
+  };
+  const EncodingRow encodings[] = {{"auto+dict", v1::MASK_ENCODING_AUTO, dictionary_slots},
+                                   {"bitmask+dict", v1::MASK_ENCODING_BITMASK, dictionary_slots},
+                                   {"auto", v1::MASK_ENCODING_AUTO, 0},
+                                   {"bitmask", v1::MASK_ENCODING_BITMASK, 0},
+                                   {"allow", v1::MASK_ENCODING_ALLOW_LIST, 0},
+                                   {"deny", v1::MASK_ENCODING_DENY_LIST, 0}};
+  for (const auto& [name, encoding, slots] : encodings) {
+    if (slots == 0 && std::string(name).ends_with("+dict")) continue;
     absl::StatusOr<ConfigResult> r =
-        RunConfig(target, *workload, 1, encoding_batch, encoding, (*server)->pid(), duration,
+        RunConfig(target, *workload, 1, encoding_batch, encoding, slots, (*server)->pid(), duration,
                   /*measure_deflate=*/true);
     if (!r.ok()) {
       std::fprintf(stderr, "service_step: %s: %s\n", name, r.status().ToString().c_str());
       return 1;
     }
-    std::printf("%-10s %10.0f %10.0f %10.0f %10.0f %12.0f %9.1f %9.1f\n", name,
+    std::printf("%-12s %10.0f %10.0f %10.0f %10.0f %12.0f %9.1f %9.1f %13.1f\n", name,
                 Percentile(r->mask_bytes, 50), Mean(r->mask_bytes), Percentile(r->mask_bytes, 99),
                 static_cast<double>(r->response_bytes) / static_cast<double>(r->masks),
                 Percentile(r->deflated_mask_bytes, 50), r->step_ns.PercentileUs(50),
-                r->step_ns.PercentileUs(99));
+                r->step_ns.PercentileUs(99), r->server_cpu_s * 1e6 / static_cast<double>(r->masks));
   }
   return (*server)->Stop(SIGTERM, std::chrono::seconds(30)).value_or(1) == 0 ? 0 : 1;
 }

@@ -31,10 +31,12 @@ uint32_t DeflatedSize(const v1::Mask& mask) {
 }  // namespace
 
 StreamStats DriveStream(const client::MaskdClient& client, const Workload& workload, size_t batch,
-                        v1::MaskEncoding encoding, size_t first_instance,
-                        const std::atomic<bool>& stop, bool measure_deflate) {
+                        v1::MaskEncoding encoding, uint32_t dictionary_slots, size_t first_instance,
+                        const std::atomic<bool>& stop, bool measure_deflate, size_t min_steps) {
   StreamStats stats;
-  std::unique_ptr<client::Session> session = client.StartSession();
+  client::SessionOptions session_options;
+  session_options.mask_dictionary_slots = dictionary_slots;
+  std::unique_ptr<client::Session> session = client.StartSession(session_options);
   client::OpenOptions open;
   open.encoding = encoding;
   std::vector<Slot> slots(batch);
@@ -68,6 +70,9 @@ StreamStats DriveStream(const client::MaskdClient& client, const Workload& workl
       }
       if (result.has_mask()) {
         ++stats.masks;
+        if (result.wire_mask().encoding_case() == v1::Mask::kDictionaryRef) {
+          ++stats.dictionary_refs;
+        }
         stats.mask_bytes.push_back(static_cast<uint32_t>(result.wire_mask().ByteSizeLong()));
         if (measure_deflate) stats.deflated_mask_bytes.push_back(DeflatedSize(result.wire_mask()));
       }
@@ -88,7 +93,7 @@ StreamStats DriveStream(const client::MaskdClient& client, const Workload& workl
       session->Open(slot.sequence_id, workload.handles[workload.instances[slot.instance].schema],
                     open);
     }
-  } while (!stop.load(std::memory_order_relaxed));
+  } while (!stop.load(std::memory_order_relaxed) || stats.step_ns.count() < min_steps);
   const absl::Status finished = session->Finish();
   if (!finished.ok()) stats.error = finished.ToString();
   return stats;

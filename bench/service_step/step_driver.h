@@ -21,16 +21,19 @@ struct StreamStats {
   // transport compression would roughly make of them.
   std::vector<uint32_t> deflated_mask_bytes;
   uint64_t masks = 0;
+  uint64_t dictionary_refs = 0;  // masks that came as a dictionary_ref
   uint64_t request_bytes = 0;
   uint64_t response_bytes = 0;
   std::string error;  // first failure; empty when all went well
 };
 
-// Runs until `stop` is set (after at least one step). `first_instance`
-// spreads streams over the workload.
+// Runs until `stop` is set and at least `min_steps` steps (and one) are
+// done. `first_instance` spreads streams over the workload;
+// `dictionary_slots` is the stream's mask dictionary (0: off).
 StreamStats DriveStream(const client::MaskdClient& client, const Workload& workload, size_t batch,
-                        v1::MaskEncoding encoding, size_t first_instance,
-                        const std::atomic<bool>& stop, bool measure_deflate = false);
+                        v1::MaskEncoding encoding, uint32_t dictionary_slots, size_t first_instance,
+                        const std::atomic<bool>& stop, bool measure_deflate = false,
+                        size_t min_steps = 0);
 
 }  // namespace maskd::service_bench
 

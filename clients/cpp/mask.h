@@ -23,6 +23,7 @@ class TokenMask {
   // exactly ceil(vocab_size / 32) words with no bits past vocab_size, lists
   // strictly ascending and below vocab_size, allowed_count matching) so a
   // corrupt mask is an error naming the offending field, never a wrong bit.
+  // A dictionary_ref is InvalidArgument here: SequenceResult resolves it.
   static absl::StatusOr<TokenMask> Decode(const v1::Mask& mask);
 
   uint32_t vocab_size() const { return vocab_size_; }
@@ -46,14 +47,15 @@ class TokenMask {
 
 // Tests one token straight on the wire form, without decoding the whole mask
 // (binary search in the lists). Assumes a well-formed mask; false when no
-// encoding is set.
+// encoding is set or the mask is a dictionary_ref (SequenceResult::Allows
+// resolves those).
 bool MaskAllows(const v1::Mask& mask, TokenId token);
 
 // Bytes the mask takes in its serialized message (what it costs on the wire,
 // framing of the enclosing field excluded).
 size_t MaskWireBytes(const v1::Mask& mask);
 
-// "bitmask", "allow_list", "deny_list" or "none".
+// "bitmask", "allow_list", "deny_list", "dictionary_ref" or "none".
 const char* MaskEncodingName(const v1::Mask& mask);
 
 }  // namespace maskd::client

@@ -1,5 +1,9 @@
 #include "clients/cpp/session.h"
 
+#include <memory>
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "clients/cpp/status.h"
 
@@ -10,6 +14,7 @@ absl::Status SequenceResult::status() const {
 }
 
 absl::StatusOr<TokenMask> SequenceResult::DecodeMask() const {
+  if (resolved_mask_ != nullptr) return *resolved_mask_;
   if (!proto_.has_mask()) {
     return absl::InvalidArgumentError(
         absl::StrCat("sequence ", proto_.sequence_id(), " has no mask in this result"));
@@ -17,7 +22,8 @@ absl::StatusOr<TokenMask> SequenceResult::DecodeMask() const {
   return TokenMask::Decode(proto_.mask());
 }
 
-Session::Session(v1::Maskd::Stub* stub, const SessionOptions& options) {
+Session::Session(v1::Maskd::Stub* stub, const SessionOptions& options)
+    : wanted_dictionary_slots_(options.mask_dictionary_slots) {
   if (options.stream_deadline != absl::InfiniteDuration()) {
     context_.set_deadline(absl::ToChronoTime(absl::Now() + options.stream_deadline));
   }
@@ -84,12 +90,73 @@ absl::Status Session::Fail(const std::string& what) {
   return broken_;
 }
 
+absl::Status Session::ProtocolFailure(absl::Status why) {
+  context_.TryCancel();
+  Fail("protocol failure").IgnoreError();
+  broken_ = std::move(why);
+  return broken_;
+}
+
+absl::Status Session::ApplyDictionary(const v1::StepResponse& response,
+                                      std::vector<std::shared_ptr<const TokenMask>>* resolved) {
+  resolved->assign(response.results_size(), nullptr);
+  for (int i = 0; i < response.results_size(); ++i) {
+    const v1::SequenceResult& result = response.results(i);
+    if (!result.has_mask()) continue;
+    const v1::Mask& mask = result.mask();
+    const bool is_ref = mask.encoding_case() == v1::Mask::kDictionaryRef;
+    if (!is_ref && !mask.has_dictionary_store()) continue;
+    const uint32_t slot = is_ref ? mask.dictionary_ref() : mask.dictionary_store();
+    const std::string where =
+        absl::StrCat("request ", response.request_id(), " result ", i, " (sequence ",
+                     result.sequence_id(), "): mask dictionary slot ", slot);
+    if (slot >= dictionary_.size()) {
+      return absl::InternalError(
+          absl::StrCat(where, " is out of range (", dictionary_.size(), " slots granted)"));
+    }
+    if (is_ref) {
+      if (mask.has_dictionary_store()) {
+        return absl::InternalError(absl::StrCat(where, ": a dictionary_ref with a store"));
+      }
+      const std::shared_ptr<const TokenMask>& held = dictionary_[slot];
+      if (held == nullptr) return absl::InternalError(absl::StrCat(where, " is empty"));
+      if (held->vocab_size() != mask.vocab_size() ||
+          held->allowed_count() != mask.allowed_count()) {
+        return absl::InternalError(absl::StrCat(where, " holds a mask of vocab_size ",
+                                                held->vocab_size(), " allowing ",
+                                                held->allowed_count(), " ids, the reference says ",
+                                                mask.vocab_size(), " and ", mask.allowed_count()));
+      }
+      (*resolved)[i] = held;
+      continue;
+    }
+    absl::StatusOr<TokenMask> decoded = TokenMask::Decode(mask);
+    if (!decoded.ok()) {
+      return absl::InternalError(
+          absl::StrCat(where, ": the mask to store is malformed: ", decoded.status().message()));
+    }
+    dictionary_[slot] = std::make_shared<const TokenMask>(*std::move(decoded));
+    (*resolved)[i] = dictionary_[slot];
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::StepResponse> Session::Send(v1::StepRequest request) {
+  std::vector<std::shared_ptr<const TokenMask>> resolved;
+  return SendResolving(std::move(request), &resolved);
+}
+
+absl::StatusOr<v1::StepResponse> Session::SendResolving(
+    v1::StepRequest request, std::vector<std::shared_ptr<const TokenMask>>* resolved) {
   if (!broken_.ok()) return broken_;
   if (finished_) return absl::FailedPreconditionError("the session stream was finished");
 
   const uint64_t request_id = next_request_id_++;
+  const bool first = request_id == 1;
   request.set_request_id(request_id);
+  if (first && wanted_dictionary_slots_ > 0) {
+    request.mutable_session_options()->set_mask_dictionary_slots(wanted_dictionary_slots_);
+  }
   last_request_bytes_ = request.ByteSizeLong();
   if (!stream_->Write(request)) return Fail("sending a step");
   v1::StepResponse response;
@@ -111,18 +178,31 @@ absl::StatusOr<v1::StepResponse> Session::Send(v1::StepRequest request) {
                                                response.results_size(), " results"));
     return broken_;
   }
+  if (first) {
+    const uint32_t granted = response.session_grant().mask_dictionary_slots();
+    if (granted > wanted_dictionary_slots_) {
+      return ProtocolFailure(absl::InternalError(
+          absl::StrCat("the server granted ", granted, " mask dictionary slots; ",
+                       wanted_dictionary_slots_, " were asked for")));
+    }
+    dictionary_.assign(granted, nullptr);
+  }
+  if (absl::Status s = ApplyDictionary(response, resolved); !s.ok()) {
+    return ProtocolFailure(std::move(s));
+  }
   return response;
 }
 
 absl::StatusOr<std::vector<SequenceResult>> Session::Step() {
   v1::StepRequest request;
   request.Swap(&pending_);
-  absl::StatusOr<v1::StepResponse> response = Send(std::move(request));
+  std::vector<std::shared_ptr<const TokenMask>> resolved;
+  absl::StatusOr<v1::StepResponse> response = SendResolving(std::move(request), &resolved);
   if (!response.ok()) return response.status();
   std::vector<SequenceResult> results;
   results.reserve(response->results_size());
-  for (v1::SequenceResult& result : *response->mutable_results()) {
-    results.emplace_back(std::move(result));
+  for (int i = 0; i < response->results_size(); ++i) {
+    results.emplace_back(std::move(*response->mutable_results(i)), std::move(resolved[i]));
   }
   return results;
 }

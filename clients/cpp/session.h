@@ -29,6 +29,11 @@ struct SessionOptions {
   // Deadline of the whole stream (gRPC has no per-message deadline on a
   // stream); infinite for a worker's long-lived stream.
   absl::Duration stream_deadline = absl::InfiniteDuration();
+  // Slots of the stream's mask dictionary (session.proto, SessionOptions):
+  // repeated masks then come as a few bytes instead of up to 16 KiB. The
+  // client keeps up to this many decoded masks (16 KiB each for a 128k
+  // vocabulary); the server may grant fewer. 0: off.
+  uint32_t mask_dictionary_slots = 256;
 };
 
 struct OpenOptions {
@@ -47,10 +52,14 @@ struct AdvanceOptions {
   bool omit_mask = false;
 };
 
-// The outcome of one op. Owns its wire message; the accessors read it.
+// The outcome of one op. Owns its wire message; the accessors read it. A
+// mask that came as a dictionary reference (or was stored in the dictionary)
+// is held decoded, shared with the Session's dictionary.
 class SequenceResult {
  public:
-  explicit SequenceResult(v1::SequenceResult proto) : proto_(std::move(proto)) {}
+  explicit SequenceResult(v1::SequenceResult proto,
+                          std::shared_ptr<const TokenMask> resolved_mask = nullptr)
+      : proto_(std::move(proto)), resolved_mask_(std::move(resolved_mask)) {}
 
   uint64_t sequence_id() const { return proto_.sequence_id(); }
   // The per-sequence error (OK when the op succeeded). Failures never end the
@@ -59,13 +68,20 @@ class SequenceResult {
   bool ok() const { return !proto_.has_error(); }
 
   bool has_mask() const { return proto_.has_mask(); }
-  // The mask as sent (any encoding); empty message when !has_mask().
+  // The mask as sent (any encoding, possibly a dictionary_ref); empty
+  // message when !has_mask().
   const v1::Mask& wire_mask() const { return proto_.mask(); }
-  // The mask as a bitmask; InvalidArgument when there is none or it is
-  // malformed.
+  // The mask as a bitmask, dictionary references resolved; InvalidArgument
+  // when there is none or it is malformed.
   absl::StatusOr<TokenMask> DecodeMask() const;
+  // The decoded mask shared with the dictionary, without a copy: set when
+  // the mask came as a dictionary_ref or was stored; null otherwise.
+  const std::shared_ptr<const TokenMask>& dictionary_mask() const { return resolved_mask_; }
   // Tests one token without decoding; false when there is no mask.
-  bool Allows(TokenId token) const { return has_mask() && MaskAllows(proto_.mask(), token); }
+  bool Allows(TokenId token) const {
+    if (resolved_mask_ != nullptr) return resolved_mask_->Allows(token);
+    return has_mask() && MaskAllows(proto_.mask(), token);
+  }
 
   v1::StopStatus stop() const { return proto_.stop(); }
   bool may_stop() const {
@@ -87,6 +103,7 @@ class SequenceResult {
 
  private:
   v1::SequenceResult proto_;
+  std::shared_ptr<const TokenMask> resolved_mask_;
 };
 
 class Session {
@@ -117,9 +134,21 @@ class Session {
   // error, and every later Step() returns it too.
   absl::StatusOr<std::vector<SequenceResult>> Step();
 
-  // Sends `request` as is (its request_id replaced by the next one) and
+  // Sends `request` as is (its request_id replaced by the next one, and on
+  // the first request its session_options set from SessionOptions) and
   // returns the raw response: for callers that build requests themselves.
+  // Masks in it may be dictionary_refs: the dictionary is kept up to date
+  // all the same, and dictionary_mask(slot) resolves them.
   absl::StatusOr<v1::StepResponse> Send(v1::StepRequest request);
+
+  // Dictionary slots the server granted (known after the first Step or
+  // Send; 0 before, or when off).
+  uint32_t dictionary_slots() const { return static_cast<uint32_t>(dictionary_.size()); }
+  // The mask in a dictionary slot; null when the slot is empty or out of
+  // range.
+  std::shared_ptr<const TokenMask> dictionary_mask(uint32_t slot) const {
+    return slot < dictionary_.size() ? dictionary_[slot] : nullptr;
+  }
 
   // Half-closes the stream and returns the server's final status (OK after a
   // clean end). Idempotent.
@@ -135,9 +164,21 @@ class Session {
  private:
   // Ends the stream after a failed read/write and remembers why.
   absl::Status Fail(const std::string& what);
+  // Ends the stream for a response that breaks the protocol.
+  absl::Status ProtocolFailure(absl::Status why);
+  // Applies the response's dictionary stores and resolves its references,
+  // in result order: (*resolved)[i] is result i's decoded mask when it came
+  // as a reference or was stored, else null. An error is a protocol failure.
+  absl::Status ApplyDictionary(const v1::StepResponse& response,
+                               std::vector<std::shared_ptr<const TokenMask>>* resolved);
+  absl::StatusOr<v1::StepResponse> SendResolving(
+      v1::StepRequest request, std::vector<std::shared_ptr<const TokenMask>>* resolved);
 
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::StepRequest, v1::StepResponse>> stream_;
+  const uint32_t wanted_dictionary_slots_;
+  // The mask dictionary: as many slots as the server granted.
+  std::vector<std::shared_ptr<const TokenMask>> dictionary_;
   v1::StepRequest pending_;
   uint64_t next_request_id_ = 1;
   absl::Status broken_;         // why Step fails from now on (OK while usable)

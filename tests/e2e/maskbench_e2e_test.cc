@@ -6,7 +6,9 @@
 //
 // All instances of all sampled schemas run as concurrent sequences of one
 // Session stream, one token each per step, so the stream also carries large
-// batches whose sequences open, fail and close at different steps.
+// batches whose sequences open, fail and close at different steps. The run
+// is repeated without a mask dictionary, with the client's default one, and
+// with one so small that slots are replaced all the time.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -60,6 +62,7 @@ class Comparer {
     const std::string where = absl::StrCat(run.name, " at token ", run.next);
     absl::StatusOr<client::TokenMask> mask = result.DecodeMask();
     if (!mask.ok()) return Mismatch(where, absl::StrCat("mask: ", mask.status().ToString()));
+    if (result.wire_mask().encoding_case() == v1::Mask::kDictionaryRef) ++dictionary_refs_;
     run.engine->FillMask(words_);
     if (!std::equal(words_.begin(), words_.end(), mask->words().begin(), mask->words().end())) {
       size_t first = 0;
@@ -93,14 +96,19 @@ class Comparer {
 
   int mismatches() const { return mismatches_; }
   size_t compared_masks() const { return compared_masks_; }
+  size_t dictionary_refs() const { return dictionary_refs_; }
 
  private:
   std::vector<uint32_t> words_;
+  size_t dictionary_refs_ = 0;
   int mismatches_ = 0;
   size_t compared_masks_ = 0;
 };
 
-TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
+class MaskBenchE2eTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
+  const uint32_t dictionary_slots = GetParam();
   const absl::Time start = absl::Now();
   absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer = Llama3();
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
@@ -122,7 +130,9 @@ TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
   v1::CompileOptions wire_options;
   wire_options.set_unknown_keywords(v1::UNKNOWN_KEYWORD_POLICY_PERMISSIVE);
 
-  std::unique_ptr<client::Session> session = client->StartSession();
+  client::SessionOptions session_options;
+  session_options.mask_dictionary_slots = dictionary_slots;
+  std::unique_ptr<client::Session> session = client->StartSession(session_options);
   std::vector<InstanceRun> runs;
   size_t compiled = 0, refused = 0;
   for (size_t index : maskbench::DeterministicSample(cases->size(), kSampleSchemas)) {
@@ -162,6 +172,7 @@ TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
   // token, or closes it after its last token.
   absl::StatusOr<std::vector<client::SequenceResult>> results = session->Step();
   ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ(session->dictionary_slots(), dictionary_slots);
   for (size_t i = 0; i < runs.size(); ++i) {
     ASSERT_TRUE((*results)[i].ok()) << runs[i].name << ": " << (*results)[i].status();
     runs[i].server_may_stop = (*results)[i].may_stop();
@@ -223,13 +234,27 @@ TEST(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
   EXPECT_EQ(comparer.mismatches(), 0);
   EXPECT_EQ(verdicts_compared, runs.size());
   EXPECT_GT(comparer.compared_masks(), 1000u);
+  if (dictionary_slots == 0) {
+    EXPECT_EQ(comparer.dictionary_refs(), 0u);
+  } else {
+    // Most masks repeat (the same lexer state gives the same mask).
+    EXPECT_GT(comparer.dictionary_refs(), comparer.compared_masks() / 4);
+  }
   std::printf(
-      "%zu schemas compiled, %zu refused by both; %zu instances, %zu steps, %zu masks "
-      "identical; setup and compiles %.1f s, steps %.1f s\n",
-      compiled, refused, runs.size(), steps, comparer.compared_masks(),
-      absl::ToDoubleSeconds(stepping - start), absl::ToDoubleSeconds(absl::Now() - stepping));
+      "dictionary slots %u: %zu schemas compiled, %zu refused by both; %zu instances, %zu "
+      "steps, %zu masks identical (%zu as dictionary refs); setup and compiles %.1f s, steps "
+      "%.1f s\n",
+      dictionary_slots, compiled, refused, runs.size(), steps, comparer.compared_masks(),
+      comparer.dictionary_refs(), absl::ToDoubleSeconds(stepping - start),
+      absl::ToDoubleSeconds(absl::Now() - stepping));
   EXPECT_EQ((*server)->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
 }
+
+// 0: off; 256: the client's default; 8: slots replaced all the time.
+INSTANTIATE_TEST_SUITE_P(DictionarySlots, MaskBenchE2eTest, ::testing::Values(0u, 256u, 8u),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return absl::StrCat("Slots", info.param);
+                         });
 
 }  // namespace
 }  // namespace maskd::e2e

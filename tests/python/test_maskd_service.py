@@ -141,6 +141,50 @@ class SessionTest(unittest.TestCase):
             results = session.step(open={3: Open(Regex("a("), tokenizer_id=TOKENIZER.tokenizer_id)})
             self.assertEqual(results[3].error.code, grpc.StatusCode.INVALID_ARGUMENT)
 
+    DICTIONARY_SCHEMA = JsonSchema({
+        "type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["name", "n"], "additionalProperties": False})
+
+    def test_mask_dictionary_on_and_off_give_the_same_masks(self):
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id, self.DICTIONARY_SCHEMA)
+        with CLIENT.session(mask_dictionary_slots=0) as off:
+            tokens, reference = walk(off, 1, off.open(1, grammar), np.random.default_rng(11), 30)
+            self.assertEqual(off.mask_dictionary_slots, 0)
+            self.assertNotIn("dictionary_ref", {r.mask.encoding for r in reference})
+        self.assertGreater(len(tokens), 5)
+        for slots in (256, 2):  # the default, and one that replaces slots all the time
+            with CLIENT.session(mask_dictionary_slots=slots) as session:
+                # Two sequences on the same tokens in one stream: the second's masks repeat
+                # the first's within each response.
+                steps = [session.step(open={1: grammar, 2: grammar})]
+                steps += [session.step({1: [t], 2: [t]}) for t in tokens]
+                self.assertEqual(session.mask_dictionary_slots, slots)
+                for want, step in zip(reference, steps):
+                    for seq_id in (1, 2):
+                        with self.subTest(slots=slots, seq_id=seq_id):
+                            np.testing.assert_array_equal(step[seq_id].mask.bits, want.mask.bits)
+                            self.assertEqual(step[seq_id].mask.allowed_count,
+                                             want.mask.allowed_count)
+                            self.assertEqual(step[seq_id].stop, want.stop)
+                refs = sum(step[2].mask.encoding == "dictionary_ref" for step in steps)
+                self.assertGreater(refs, len(steps) // 2, slots)
+
+    def test_mask_dictionary_grant_is_capped_and_per_stream(self):
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id, self.DICTIONARY_SCHEMA)
+        with CLIENT.session(mask_dictionary_slots=10**6) as greedy, CLIENT.session() as other:
+            first = greedy.open(1, grammar)
+            self.assertEqual(greedy.mask_dictionary_slots, 1024)  # maskd's default cap
+            self.assertNotEqual(first.mask.encoding, "dictionary_ref")
+            self.assertEqual(greedy.open(2, grammar).mask.encoding, "dictionary_ref")
+            # The other stream has not been sent this mask: it comes in full there.
+            on_other = other.open(1, grammar)
+            self.assertEqual(other.mask_dictionary_slots, 256)
+            self.assertNotEqual(on_other.mask.encoding, "dictionary_ref")
+            np.testing.assert_array_equal(on_other.mask.bits, first.mask.bits)
+        for bad in (-1, 2**32):
+            with self.assertRaises(ValueError):
+                CLIENT.session(mask_dictionary_slots=bad)
+
     def test_async_session(self):
 
         async def run():
@@ -151,11 +195,15 @@ class SessionTest(unittest.TestCase):
                     first = await session.open(7, grammar)
                     token = int(first.mask.allowed_ids()[0])
                     after = (await session.submit({7: [token]}))[7]
-                    return first, after
+                    again = await session.open(8, grammar)
+                    return first, after, again, session.mask_dictionary_slots
 
-        first, after = asyncio.run(run())
+        first, after, again, slots = asyncio.run(run())
         self.assertFalse(first.may_stop)
         self.assertEqual(after.tokens_accepted, 1)
+        # The dictionary is on by default in the asyncio flavour too.
+        self.assertEqual(slots, 256)
+        np.testing.assert_array_equal(again.mask.bits, first.mask.bits)
 
     def test_overlap_example_runs(self):
         out = subprocess.run([

@@ -8,6 +8,7 @@ import numpy as np
 from maskd_client import (BuiltinJson, Choices, CompileOptions, Grammar, JsonSchema, Mask,
                           ProtocolError, Regex, StepResult, StopStatus)
 from maskd_client._proto import compile_pb2, session_pb2
+from maskd_client.results import MaskDictionary
 from maskd_client.specs import compile_request
 
 
@@ -81,6 +82,62 @@ class MaskDecodingTest(unittest.TestCase):
             with self.subTest(name), self.assertRaises(ProtocolError) as ctx:
                 Mask.from_proto(message)
             self.assertEqual(ctx.exception.code, grpc.StatusCode.INTERNAL)
+
+
+class MaskDictionaryTest(unittest.TestCase):
+    VOCAB = 70
+
+    def full(self, ids, store=None):
+        mask = session_pb2.Mask(vocab_size=self.VOCAB, allowed_count=len(ids),
+                                allow_list=session_pb2.TokenIdList(token_ids=ids))
+        if store is not None:
+            mask.dictionary_store = store
+        return mask
+
+    def ref(self, slot, count):
+        return session_pb2.Mask(vocab_size=self.VOCAB, allowed_count=count, dictionary_ref=slot)
+
+    def test_store_ref_and_replace(self):
+        dictionary = MaskDictionary(2)
+        self.assertEqual(len(dictionary), 2)
+        a = dictionary.resolve(self.full([1, 2, 3], store=0))
+        self.assertEqual(a.encoding, "allow_list")
+        self.assertIs(dictionary.slot(0), a)
+        dictionary.resolve(self.full([5], store=1))
+        got = dictionary.resolve(self.ref(0, 3))
+        self.assertEqual(got.encoding, "dictionary_ref")
+        np.testing.assert_array_equal(got.bits, a.bits)
+        self.assertEqual(got.allowed_ids().tolist(), [1, 2, 3])
+        # A store replaces the slot's mask; later refs get the new one.
+        dictionary.resolve(self.full([60, 69], store=0))
+        self.assertEqual(dictionary.resolve(self.ref(0, 2)).allowed_ids().tolist(), [60, 69])
+        self.assertEqual(dictionary.resolve(self.ref(1, 1)).allowed_ids().tolist(), [5])
+        # Not stored: the dictionary is unchanged.
+        dictionary.resolve(self.full([7]))
+        self.assertEqual(dictionary.slot(1).allowed_ids().tolist(), [5])
+
+    def test_bad_references_are_protocol_errors(self):
+        dictionary = MaskDictionary(2)
+        dictionary.resolve(self.full([1, 2], store=0))
+        bad_ref = self.ref(0, 2)
+        bad_ref.dictionary_store = 1
+        cases = {
+            "empty slot": self.ref(1, 0),
+            "slot out of range": self.ref(2, 0),
+            "store out of range": self.full([1], store=2),
+            "count differs": self.ref(0, 3),
+            "ref with a store": bad_ref,
+        }
+        for name, message in cases.items():
+            with self.subTest(name), self.assertRaises(ProtocolError):
+                dictionary.resolve(message)
+        with self.assertRaises(ProtocolError):  # a ref without a dictionary
+            Mask.from_proto(self.ref(0, 2))
+        result = session_pb2.SequenceResult(sequence_id=3, mask=self.ref(0, 2))
+        with self.assertRaises(ProtocolError):
+            StepResult.from_proto(result)
+        self.assertEqual(StepResult.from_proto(result, dictionary).mask.allowed_ids().tolist(),
+                         [1, 2])
 
 
 class StepResultTest(unittest.TestCase):

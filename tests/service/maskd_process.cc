@@ -72,6 +72,9 @@ std::string MaskdBinaryPath() {
 #ifndef MASKD_BINARY
 #error "MASKD_BINARY must be defined by CMake"
 #endif
+  if (const char* binary = std::getenv("MASKD_BINARY"); binary != nullptr && binary[0] != '\0') {
+    return binary;
+  }
   return MASKD_BINARY;
 }
 

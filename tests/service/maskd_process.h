@@ -18,7 +18,8 @@
 
 namespace maskd::testing {
 
-// Path of the maskd binary under test (set by CMake).
+// Path of the maskd binary under test: $MASKD_BINARY (e.g. an older build to
+// benchmark against), else the one CMake set.
 std::string MaskdBinaryPath();
 
 // Directory holding <name>/tokenizer.json: $MASKD_TOKENIZER_DIR, else

@@ -2,7 +2,10 @@
 // store, step pool, metrics), as the gRPC reactors drive them: each thread
 // owns a stream, all open sequences by inline compile of the same schema
 // (single flight: one compile) and advance many sequences per request, and
-// every mask must equal a lone Matcher's. Labelled `concurrency` (TSan).
+// every mask must equal a lone Matcher's. Odd streams keep a mask
+// dictionary (its slots are assigned after the parallel part of each step).
+// Labelled `concurrency` (TSan).
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +27,9 @@ constexpr char kSchema[] = R"({"type": "object", "properties": {"a": {"type": "s
 constexpr char kDoc[] = R"({"a": "xab\\e", "b": [1, 12, 2]})";
 
 TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
-  SessionHarness harness(/*threads=*/3);
+  SessionLimits limits;
+  limits.dictionary_min_payload_bytes = 0;  // the fake vocabulary's masks are one word
+  SessionHarness harness(/*threads=*/3, limits);
   const std::vector<TokenId> tokens = harness.tokenizer().Encode(kDoc);
   ASSERT_EQ(harness.tokenizer().Decode(tokens), kDoc);
 
@@ -50,20 +55,42 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
   const v1::MaskEncoding encodings[] = {v1::MASK_ENCODING_AUTO, v1::MASK_ENCODING_BITMASK,
                                         v1::MASK_ENCODING_ALLOW_LIST, v1::MASK_ENCODING_DENY_LIST};
   std::vector<std::vector<std::string>> failures(kStreams);
+  std::vector<int> refs(kStreams, 0);
   std::vector<std::thread> threads;
   for (int s = 0; s < kStreams; ++s) {
     threads.emplace_back([&, s] {
       SessionStream stream(harness.env());
+      const bool dictionary = s % 2 == 1;
+      std::vector<std::optional<std::vector<uint32_t>>> slots(4);
       auto check = [&](const v1::StepResponse& response, size_t position) {
         for (const v1::SequenceResult& result : response.results()) {
           if (result.has_error()) {
             failures[s].push_back(result.error().message());
-          } else if (DecodeMask(result.mask()) != expected[position]) {
+            continue;
+          }
+          std::vector<uint32_t> mask;
+          const v1::Mask& wire = result.mask();
+          if (wire.encoding_case() == v1::Mask::kDictionaryRef) {
+            if (!dictionary || wire.dictionary_ref() >= slots.size() ||
+                !slots[wire.dictionary_ref()].has_value()) {
+              failures[s].push_back("bad dictionary_ref at token " + std::to_string(position));
+              continue;
+            }
+            mask = *slots[wire.dictionary_ref()];
+            ++refs[s];
+          } else {
+            mask = DecodeMask(wire);
+            if (wire.has_dictionary_store() && wire.dictionary_store() < slots.size()) {
+              slots[wire.dictionary_store()] = mask;
+            }
+          }
+          if (mask != expected[position]) {
             failures[s].push_back("mask differs at token " + std::to_string(position));
           }
         }
       };
       v1::StepRequest open;
+      if (dictionary) open.mutable_session_options()->set_mask_dictionary_slots(4);
       for (int q = 0; q < kSequences; ++q) {
         v1::SequenceOp* op = open.add_ops();
         op->set_sequence_id(q);
@@ -71,7 +98,7 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
         op->mutable_open()->set_mask_encoding(encodings[(s + q) % 4]);
       }
       v1::StepResponse response;
-      stream.Step(open, absl::InfiniteFuture(), &response);
+      ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &response).ok());
       check(response, 0);
       for (size_t i = 0; i < tokens.size(); ++i) {
         v1::StepRequest step;
@@ -81,7 +108,7 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
           op->mutable_advance()->add_tokens(tokens[i]);
         }
         response.Clear();
-        stream.Step(step, absl::InfiniteFuture(), &response);
+        ASSERT_TRUE(stream.Step(step, absl::InfiniteFuture(), &response).ok());
         check(response, i + 1);
       }
     });
@@ -89,6 +116,10 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
   for (std::thread& thread : threads) thread.join();
   for (int s = 0; s < kStreams; ++s) {
     EXPECT_THAT(failures[s], ::testing::IsEmpty()) << "stream " << s;
+    // Sequences 1..5 repeat sequence 0's mask in every response.
+    if (s % 2 == 1) {
+      EXPECT_GE(refs[s], 5 * static_cast<int>(tokens.size())) << "stream " << s;
+    }
   }
 
   // One compile for all 24 opens; the streams' ends closed every sequence.

@@ -30,7 +30,7 @@ class SessionStreamTest : public ::testing::Test {
 
   v1::StepResponse Step(const v1::StepRequest& request) {
     v1::StepResponse response;
-    stream_.Step(request, absl::InfiniteFuture(), &response);
+    EXPECT_TRUE(stream_.Step(request, absl::InfiniteFuture(), &response).ok());
     EXPECT_EQ(response.results_size(), request.ops_size());
     return response;
   }
@@ -208,7 +208,7 @@ TEST(SessionStreamLimitsTest, SequencesPerStreamAndOpsPerRequest) {
     *op->mutable_open()->mutable_compile() = harness.SchemaRequest(kSchema);
   }
   v1::StepResponse response;
-  stream.Step(open, absl::InfiniteFuture(), &response);
+  ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &response).ok());
   EXPECT_FALSE(response.results(0).has_error());
   EXPECT_FALSE(response.results(1).has_error());
   EXPECT_EQ(response.results(2).error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
@@ -216,7 +216,7 @@ TEST(SessionStreamLimitsTest, SequencesPerStreamAndOpsPerRequest) {
 
   *open.add_ops() = open.ops(0);
   response.Clear();
-  stream.Step(open, absl::InfiniteFuture(), &response);
+  ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &response).ok());
   ASSERT_EQ(response.results_size(), 4);
   for (const v1::SequenceResult& result : response.results()) {
     EXPECT_EQ(result.error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);

@@ -11,7 +11,8 @@ from .client import (DEFAULT_MAX_MESSAGE_BYTES, channel_options, compiled_or_rai
 from .errors import MaskdError, ProtocolError, from_rpc_error
 from .results import StepResult
 from .server_types import CompiledGrammar, TokenizerInfo
-from .session import Advance, AdvanceArg, GrammarRef, Open, RequestBuilder, parse_response
+from .session import (DEFAULT_MASK_DICTIONARY_SLOTS, Advance, AdvanceArg, DictionaryState,
+                      GrammarRef, Open, RequestBuilder, parse_response)
 from .specs import CompileOptions, Spec, compile_request
 
 
@@ -24,8 +25,10 @@ class AsyncSession:
     """
 
     def __init__(self, stub, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
-                 timeout: Optional[float] = None, metadata=None):
+                 timeout: Optional[float] = None, metadata=None,
+                 mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS):
         self._builder = RequestBuilder(tokenizer_id, mask_encoding)
+        self._dictionary = DictionaryState(mask_dictionary_slots)
         self._call = stub.Session(timeout=timeout, metadata=metadata)
         self._lock = asyncio.Lock()
         self._failure: Optional[MaskdError] = None
@@ -34,10 +37,17 @@ class AsyncSession:
     def new_seq_id(self) -> int:
         return self._builder.new_seq_id()
 
+    @property
+    def mask_dictionary_slots(self) -> int:
+        """Slots the server granted (0 before the first step, or when off)."""
+        d = self._dictionary.dictionary
+        return len(d) if d is not None else 0
+
     async def _round_trip(self, request) -> Dict[int, StepResult]:
         async with self._lock:
             if self._failure is not None:
                 raise self._failure
+            first = self._dictionary.prepare(request)
             try:
                 await self._call.write(request)
                 response = await self._call.read()
@@ -48,7 +58,9 @@ class AsyncSession:
                 self._failure = MaskdError(grpc.StatusCode.UNAVAILABLE, "the Session stream ended")
                 raise self._failure
             try:
-                return parse_response(request, response)
+                if first:
+                    self._dictionary.granted(response)
+                return parse_response(request, response, self._dictionary.dictionary)
             except ProtocolError as e:
                 self._failure = e
                 raise
@@ -149,9 +161,11 @@ class AsyncMaskClient:
         return compiled_or_raise(await self._call(self._stub.Compile, request, timeout))
 
     def session(self, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
-                timeout: Optional[float] = None, metadata=None) -> AsyncSession:
+                timeout: Optional[float] = None, metadata=None,
+                mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS) -> AsyncSession:
         return AsyncSession(self._stub, tokenizer_id=tokenizer_id, mask_encoding=mask_encoding,
-                            timeout=timeout, metadata=metadata)
+                            timeout=timeout, metadata=metadata,
+                            mask_dictionary_slots=mask_dictionary_slots)
 
     async def close(self) -> None:
         await self._channel.close()

@@ -8,7 +8,7 @@ from ._proto import maskd_pb2_grpc, tokenizer_pb2
 from .errors import (CompileError, ProtocolError, from_rpc_error, location_from_proto,
                      status_code)
 from .server_types import CompiledGrammar, TokenizerInfo
-from .session import Session
+from .session import DEFAULT_MASK_DICTIONARY_SLOTS, Session
 from .specs import CompileOptions, Spec, compile_request
 
 # Tokenizer uploads are ~10 MiB; the server's default limit is 64 MiB.
@@ -111,11 +111,17 @@ class MaskClient:
         return compiled_or_raise(self._call(self._stub.Compile, request, timeout))
 
     def session(self, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
-                timeout: Optional[float] = None, metadata=None) -> Session:
-        """Opens a Session stream. tokenizer_id: default for inline-compiled opens."""
+                timeout: Optional[float] = None, metadata=None,
+                mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS) -> Session:
+        """Opens a Session stream. tokenizer_id: default for inline-compiled opens.
+
+        mask_dictionary_slots: masks the client keeps so repeats come as a few bytes
+        (session.proto, SessionOptions); 0 turns the dictionary off.
+        """
         try:
             return Session(self._stub, tokenizer_id=tokenizer_id, mask_encoding=mask_encoding,
-                           timeout=timeout, metadata=metadata)
+                           timeout=timeout, metadata=metadata,
+                           mask_dictionary_slots=mask_dictionary_slots)
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 

@@ -1,4 +1,9 @@
-"""Session results: masks decoded to one packed layout whatever the wire encoding."""
+"""Session results: masks decoded to one packed layout whatever the wire encoding.
+
+A stream with a mask dictionary (session.proto, SessionOptions) sends a mask it
+sent before as a reference to a dictionary slot; MaskDictionary resolves those
+into the same Mask objects.
+"""
 import enum
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -49,13 +54,17 @@ class Mask:
         self.bits.flags.writeable = False
         self.vocab_size = vocab_size
         self.allowed_count = allowed_count
-        self.encoding = encoding  # "bitmask", "allow_list" or "deny_list": what came on the wire
+        # "bitmask", "allow_list", "deny_list" or "dictionary_ref": what came on the wire
+        self.encoding = encoding
 
     @classmethod
     def from_proto(cls, mask: session_pb2.Mask) -> "Mask":
         vocab_size = mask.vocab_size
         n_words = words_for(vocab_size)
         which = mask.WhichOneof("encoding")
+        if which == "dictionary_ref":
+            raise ProtocolError(f"mask is a dictionary_ref to slot {mask.dictionary_ref}: only "
+                                "the session holding the stream's dictionary can resolve it")
         if which == "bitmask":
             bits = np.array(mask.bitmask.words, dtype=np.uint32)
             if bits.size != n_words:
@@ -107,6 +116,54 @@ class Mask:
                 f"encoding={self.encoding!r})")
 
 
+class MaskDictionary:
+    """The client's side of a stream's mask dictionary: an array of slots.
+
+    The server picks the slots: a mask with `dictionary_store` = k goes to slot k
+    (replacing what was there), one with `dictionary_ref` = k is the mask of slot
+    k. Results must be resolved in response order.
+    """
+    __slots__ = ("_slots",)
+
+    def __init__(self, slots: int):
+        self._slots = [None] * slots
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def slot(self, k: int) -> Optional[Mask]:
+        """The mask held in slot k (None when empty)."""
+        return self._slots[k]
+
+    def resolve(self, mask: session_pb2.Mask) -> Mask:
+        which = mask.WhichOneof("encoding")
+        if which == "dictionary_ref":
+            k = mask.dictionary_ref
+            if mask.HasField("dictionary_store"):
+                raise ProtocolError(f"mask dictionary slot {k}: a dictionary_ref with a store")
+            if k >= len(self._slots):
+                raise ProtocolError(f"mask dictionary slot {k} is out of range "
+                                    f"({len(self._slots)} slots granted)")
+            held = self._slots[k]
+            if held is None:
+                raise ProtocolError(f"mask dictionary slot {k} is empty")
+            if held.vocab_size != mask.vocab_size or held.allowed_count != mask.allowed_count:
+                raise ProtocolError(
+                    f"mask dictionary slot {k} holds a mask of vocab_size {held.vocab_size} "
+                    f"allowing {held.allowed_count} ids, the reference says {mask.vocab_size} "
+                    f"and {mask.allowed_count}")
+            # Shares the read-only bits: no copy.
+            return Mask(held.bits, held.vocab_size, held.allowed_count, "dictionary_ref")
+        decoded = Mask.from_proto(mask)
+        if mask.HasField("dictionary_store"):
+            k = mask.dictionary_store
+            if k >= len(self._slots):
+                raise ProtocolError(f"mask dictionary slot {k} is out of range "
+                                    f"({len(self._slots)} slots granted)")
+            self._slots[k] = decoded
+        return decoded
+
+
 @dataclass(frozen=True)
 class StepResult:
     """What one op did to one sequence.
@@ -149,12 +206,22 @@ class StepResult:
         return self.mask.allowed(token)
 
     @classmethod
-    def from_proto(cls, result: session_pb2.SequenceResult) -> "StepResult":
+    def from_proto(cls, result: session_pb2.SequenceResult,
+                   dictionary: Optional[MaskDictionary] = None) -> "StepResult":
+        """`dictionary`: the stream's (None: no dictionary, so a reference is an error)."""
         error = None
         if result.HasField("error"):
             error = SequenceError(result.sequence_id, status_code(result.error.code),
                                   result.error.message, location_from_proto(result.error.location))
-        mask = Mask.from_proto(result.mask) if result.HasField("mask") else None
+        mask = None
+        if result.HasField("mask"):
+            if dictionary is not None:
+                mask = dictionary.resolve(result.mask)
+            else:
+                if result.mask.HasField("dictionary_store"):
+                    raise ProtocolError(f"sequence {result.sequence_id}: a dictionary_store on a "
+                                        "stream without a mask dictionary")
+                mask = Mask.from_proto(result.mask)
         try:
             stop = StopStatus(result.stop)
         except ValueError:

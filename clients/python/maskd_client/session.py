@@ -17,7 +17,7 @@ import numpy as np
 
 from ._proto import session_pb2
 from .errors import MaskdError, ProtocolError, from_rpc_error
-from .results import StepResult
+from .results import MaskDictionary, StepResult
 from .server_types import CompiledGrammar
 from .specs import CompileOptions, Spec, compile_request
 
@@ -29,6 +29,10 @@ _ENCODINGS = {
 }
 
 GrammarRef = Union[str, CompiledGrammar, Spec]
+
+# Mask dictionary slots a session asks for by default (16 KiB each for a 128k
+# vocabulary; the server may grant fewer).
+DEFAULT_MASK_DICTIONARY_SLOTS = 256
 
 
 @dataclass(frozen=True)
@@ -145,8 +149,37 @@ class RequestBuilder:
         return session_pb2.StepRequest(request_id=request_id, ops=ops)
 
 
-def parse_response(request: session_pb2.StepRequest,
-                   response: session_pb2.StepResponse) -> Dict[int, StepResult]:
+class DictionaryState:
+    """A stream's mask dictionary settings: asked on the first request, granted in its response.
+
+    Used by one round trip at a time (the sessions serialize them).
+    """
+
+    def __init__(self, slots: int):
+        if not 0 <= slots < 2**32:
+            raise ValueError(f"mask_dictionary_slots {slots}: expected 0 <= slots < 2**32")
+        self.wanted = slots
+        self.dictionary: Optional[MaskDictionary] = None
+        self._first = True
+
+    def prepare(self, request: session_pb2.StepRequest) -> bool:
+        """Sets the stream options on the stream's first request; True when it is that one."""
+        first = self._first
+        self._first = False
+        if first and self.wanted:
+            request.session_options.mask_dictionary_slots = self.wanted
+        return first
+
+    def granted(self, response: session_pb2.StepResponse) -> None:
+        slots = response.session_grant.mask_dictionary_slots
+        if slots > self.wanted:
+            raise ProtocolError(f"the server granted {slots} mask dictionary slots; "
+                                f"{self.wanted} were asked for")
+        self.dictionary = MaskDictionary(slots) if slots else None
+
+
+def parse_response(request: session_pb2.StepRequest, response: session_pb2.StepResponse,
+                   dictionary: Optional[MaskDictionary] = None) -> Dict[int, StepResult]:
     if response.request_id != request.request_id:
         raise ProtocolError(f"response to request {response.request_id} while waiting for "
                             f"{request.request_id}")
@@ -158,7 +191,7 @@ def parse_response(request: session_pb2.StepRequest,
         if op.sequence_id != result.sequence_id:
             raise ProtocolError(f"result for sequence {result.sequence_id} where sequence "
                                 f"{op.sequence_id} was expected")
-        out[op.sequence_id] = StepResult.from_proto(result)
+        out[op.sequence_id] = StepResult.from_proto(result, dictionary)
     return out
 
 
@@ -179,9 +212,11 @@ class Session:
     """
 
     def __init__(self, stub, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
-                 timeout: Optional[float] = None, metadata: Optional[Sequence[Tuple[str,
-                                                                                     str]]] = None):
+                 timeout: Optional[float] = None,
+                 metadata: Optional[Sequence[Tuple[str, str]]] = None,
+                 mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS):
         self._builder = RequestBuilder(tokenizer_id, mask_encoding)
+        self._dictionary = DictionaryState(mask_dictionary_slots)
         self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
         self._responses = stub.Session(iter(self._requests.get, _END), timeout=timeout,
                                        metadata=metadata)
@@ -194,9 +229,16 @@ class Session:
         """A fresh id, distinct from other new_seq_id() results of this session."""
         return self._builder.new_seq_id()
 
+    @property
+    def mask_dictionary_slots(self) -> int:
+        """Slots the server granted (0 before the first step, or when off)."""
+        d = self._dictionary.dictionary
+        return len(d) if d is not None else 0
+
     def _round_trip(self, request) -> Dict[int, StepResult]:
         if self._failure is not None:
             raise self._failure
+        first = self._dictionary.prepare(request)
         self._requests.put(request)
         try:
             response = next(self._responses)
@@ -207,7 +249,9 @@ class Session:
             self._failure = from_rpc_error(e)
             raise self._failure from None
         try:
-            return parse_response(request, response)
+            if first:
+                self._dictionary.granted(response)
+            return parse_response(request, response, self._dictionary.dictionary)
         except ProtocolError as e:
             self._failure = e
             raise
