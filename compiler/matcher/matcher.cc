@@ -84,15 +84,17 @@ class MatcherImpl final : public Matcher {
       }
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
       const regex::LazyDfa& dfa = grammar_->dfa();
-      for (size_t g = 0; g < walk.boundaries.size(); ++g) {
-        if (!stepper_.EndLexeme(parser_, entry->ended[g])) continue;
+      for (const MaskCacheEntry::EndGroup& group : entry->groups) {
+        if (!stepper_.EndLexeme(parser_, group.ended)) continue;
         const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
         const size_t depth = parser_.Depth();
-        for (uint32_t node : walk.boundaries[g].nodes) {
-          const regex::StateId s = dfa.Step(start, trie.byte(node));
-          if (s == regex::LazyDfa::kDead) continue;
-          SetTokens(trie, node, words);
-          WalkSubtree(node, {{s, true}, depth}, words);
+        for (const std::vector<uint32_t>* nodes : group.nodes) {
+          for (uint32_t node : *nodes) {
+            const regex::StateId s = dfa.Step(start, trie.byte(node));
+            if (s == regex::LazyDfa::kDead) continue;
+            SetTokens(trie, node, words);
+            WalkSubtree(node, {{s, true}, depth}, words);
+          }
         }
         parser_.Pop(parser_.Depth() - base_depth);
       }
