@@ -58,8 +58,8 @@ std::shared_ptr<FakeTokenizer> Vocab(std::mt19937& rng) {
   const std::string alphabet = "abcnm\"{}:, \\ux0-";
   std::set<std::string> vocab;
   for (char c : alphabet) vocab.insert(std::string(1, c));
-  for (const char* s : {"\"a", "a\"", "\":", "\",", "{\"", "\"}", "name", "na", "me\"", "\": ",
-                        "ab", "\xC3", "\xA9", "\xC3\xA9", "\"\xC3"}) {
+  for (const char* s : {"\"a", "a\"", "\":", "\",", "{\"", "\"}", "name", "na", "me\"",
+                        "\": ", "ab", "\xC3", "\xA9", "\xC3\xA9", "\"\xC3"}) {
     vocab.insert(s);
   }
   while (vocab.size() < 160) {
@@ -111,8 +111,8 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
       for (bool in_lexeme : {false, true}) {
         auto entry = g->mask_cache().Get(dfa, g->vocab(), s, in_lexeme);
         ASSERT_NE(entry, nullptr);
-        auto scratch = MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s,
-                                              in_lexeme);
+        auto scratch =
+            MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, in_lexeme);
         EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << schema << " state " << s;
         EXPECT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << schema << " state " << s;
         ++states_checked;
