@@ -1,46 +1,52 @@
 #include "compiler/matcher/mask_cache.h"
 
 #include <algorithm>
-#include <bit>
 #include <string>
 
 namespace maskd {
 namespace {
 
-// A walk's inside tokens while they are collected: always a bitmask, stored
-// in the walk as a bitmask when many, else as ids.
+// A walk's inside tokens while they are collected: ids while they are fewer
+// than the bitmask's words, then the bitmask (subtree walks are mostly small,
+// so most never pay for a vocabulary-wide bitmask).
 class InsideSet {
  public:
-  explicit InsideSet(size_t mask_words) : words_(mask_words, 0) {}
+  explicit InsideSet(size_t mask_words) : mask_words_(mask_words) {}
 
   void Add(TokenId t) {
-    words_[t >> 5] |= uint32_t{1} << (t & 31);
-    ++count_;
-  }
-  void AddWalk(const MaskWalk& walk) {
-    if (!walk.inside_words.empty()) {
-      for (size_t w = 0; w < words_.size(); ++w) words_[w] |= walk.inside_words[w];
-      count_ += words_.size();  // dense from now on
+    if (words_.empty()) {
+      ids_.push_back(t);
+      if (ids_.size() >= mask_words_) MakeDense();
     } else {
-      for (TokenId t : walk.inside_ids) Add(t);
+      words_[t >> 5] |= uint32_t{1} << (t & 31);
     }
   }
+  void AddWalk(const MaskWalk& walk) {
+    if (walk.inside_words.empty()) {
+      for (TokenId t : walk.inside_ids) Add(t);
+      return;
+    }
+    if (words_.empty()) MakeDense();
+    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= walk.inside_words[w];
+  }
   void MoveInto(MaskWalk& walk) {
-    // Sparse while the id list is smaller than the bitmask.
-    if (count_ < words_.size()) {
-      for (size_t w = 0; w < words_.size(); ++w) {
-        for (uint32_t bits = words_[w]; bits != 0; bits &= bits - 1) {
-          walk.inside_ids.push_back(static_cast<TokenId>(w * 32 + std::countr_zero(bits)));
-        }
-      }
+    if (words_.empty()) {
+      walk.inside_ids = std::move(ids_);
     } else {
       walk.inside_words = std::move(words_);
     }
   }
 
  private:
-  std::vector<uint32_t> words_;
-  size_t count_ = 0;  // tokens added (an upper bound once dense)
+  void MakeDense() {
+    words_.assign(mask_words_, 0);
+    for (TokenId t : ids_) words_[t >> 5] |= uint32_t{1} << (t & 31);
+    ids_ = {};
+  }
+
+  const size_t mask_words_;
+  std::vector<TokenId> ids_;     // while sparse (words_ empty)
+  std::vector<uint32_t> words_;  // once dense
 };
 
 // Walks the trie nodes strictly below `root` (TokenTrie::kRoot: the whole
