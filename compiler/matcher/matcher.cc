@@ -7,6 +7,7 @@
 #include "compiler/grammar/earley_parser.h"
 #include "compiler/matcher/byte_stepper.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
+#include "compiler/matcher/vocab_index.h"
 
 namespace maskd {
 namespace {
@@ -260,6 +261,10 @@ class MatcherImpl final : public Matcher {
 };
 
 }  // namespace
+
+absl::Status PrepareTokenizer(std::shared_ptr<const Tokenizer> tokenizer) {
+  return VocabIndex::For(std::move(tokenizer)).status();
+}
 
 std::unique_ptr<Matcher> Matcher::Create(std::shared_ptr<const CompiledGrammar> grammar,
                                          const MatcherOptions& options) {
