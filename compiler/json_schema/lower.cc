@@ -306,8 +306,11 @@ class Lowering {
       return n >= ExprSet::kUnbounded ? ExprSet::kUnbounded : static_cast<uint32_t>(n);
     };
     if (node.min_length > 0 || node.max_length) {
-      e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), cap(node.min_length),
-                                    node.max_length ? cap(*node.max_length) : ExprSet::kUnbounded));
+      // The counted code points alone, not And(any string, counted): they
+      // are the same language, but a lexer state without And needs no
+      // emptiness checks, and its counter stays visible to the matcher.
+      e = pool_.Repeat(pool_.AnyCodepoint(), cap(node.min_length),
+                       node.max_length ? cap(*node.max_length) : ExprSet::kUnbounded);
     }
     for (const std::string& pattern : node.patterns) {
       absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
