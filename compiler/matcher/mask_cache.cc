@@ -1,6 +1,7 @@
 #include "compiler/matcher/mask_cache.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace maskd {
@@ -158,10 +159,19 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = subtrees_.find(key); it != subtrees_.end()) return it->second;
   }
-  const SharedMaskStore::Key shared_key{dfa.StateFingerprint(state), true, child};
+  const TokenTrie& trie = vocab.trie();
+  // The walk looks at most the subtree's height ahead: key it by what the
+  // state says about that many bytes, where that can be told (positions of
+  // a counted string share their walks), else by the state itself. The
+  // boundaries' end states are found again from `state` (MaskCache::Get),
+  // and states equal over the horizon agree on their accepting tags.
+  const std::optional<regex::Fingerprint> horizon =
+      dfa.StateHorizonFingerprint(state, vocab.root_child_height(trie.byte(child)));
+  const SharedMaskStore::Key shared_key =
+      horizon.has_value() ? SharedMaskStore::Key{*horizon, true, child, true}
+                          : SharedMaskStore::Key{dfa.StateFingerprint(state), true, child};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
   if (walk == nullptr) {
-    const TokenTrie& trie = vocab.trie();
     auto computed = std::make_shared<MaskWalk>();
     InsideSet inside(vocab.mask_words());
     trie.ForEachToken(child, [&](TokenId t) { inside.Add(t); });

@@ -63,15 +63,19 @@ class SharedMaskStore {
   // progress (a lexeme that has not begun cannot end at the first byte);
   // and which part of the trie was walked: all of it, or the subtree below
   // one child of the root (a trie node; the state is then the one after that
-  // node's byte, with a lexeme in progress).
+  // node's byte, with a lexeme in progress). `horizon`: `state` is the
+  // state's horizon fingerprint over the subtree's height (regex/horizon.h),
+  // not its exact one; states that differ only beyond what the walk looks
+  // at share the walk.
   struct Key {
     regex::Fingerprint state;
     bool in_lexeme = false;
     uint32_t subtree = kWholeTrie;
+    bool horizon = false;
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.state, k.in_lexeme, k.subtree);
+      return H::combine(std::move(h), k.state, k.in_lexeme, k.subtree, k.horizon);
     }
   };
 

@@ -86,6 +86,11 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
       R"({"type":"string","minLength":2,"maxLength":5})",
       R"({"type":"string","pattern":"^[a-c]+-?[0-9]*$"})",
       R"({"type":"array","items":{"enum":["name","na\u00e9",1]}})",
+      // Counted strings longer than the trie is deep: positions share
+      // subtree walks through horizon fingerprints.
+      R"({"type":"string","minLength":9,"maxLength":20})",
+      R"({"type":"object","properties":{"a":{"type":"string","maxLength":14}},
+          "required":["a"]})",
   };
   int states_checked = 0;
   for (const std::string& schema : schemas) {
@@ -121,6 +126,42 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
     ASSERT_TRUE(dfa.status().ok()) << dfa.status();
   }
   EXPECT_GT(states_checked, 200);
+}
+
+// Inside a counted string far from its bounds, successive positions differ
+// only in the counter: their subtree walks are shared (horizon fingerprints),
+// so each new position adds few walks to the store, and its masks stay exact.
+TEST(MaskCacheTest, CountedStringPositionsShareSubtreeWalks) {
+  std::mt19937 rng(5);
+  auto tok = Vocab(rng);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type":"string","maxLength":60})";
+  auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto g = std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
+  const regex::LazyDfa& dfa = g->dfa();
+  LexemeSet all(g->grammar().num_lexemes());
+  for (LexemeId id = 0; id < g->grammar().num_lexemes(); ++id) all.Insert(id);
+  regex::StateId s = dfa.Step(g->LexerStart(all), '"');
+  ASSERT_NE(s, regex::LazyDfa::kDead);
+  size_t root_children = 0;
+  g->vocab().trie().ForEachRootChild([&](uint32_t) { ++root_children; });
+  const size_t walks_before = g->vocab().mask_store().size();
+  constexpr int kPositions = 20;
+  for (int k = 0; k < kPositions; ++k, s = dfa.Step(s, 'a')) {
+    auto entry = g->mask_cache().Get(dfa, g->vocab(), s, true);
+    ASSERT_NE(entry, nullptr);
+    auto scratch = MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, true);
+    EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << "position " << k;
+    EXPECT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << "position " << k;
+  }
+  // Without sharing, every position would store a walk for most root
+  // children; with it, the first position stores them and later ones about
+  // one whole-trie walk each.
+  const size_t added = g->vocab().mask_store().size() - walks_before;
+  EXPECT_LT(added, root_children + 3 * kPositions);
+  EXPECT_GT(root_children, 10u);
 }
 
 }  // namespace
