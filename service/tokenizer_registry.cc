@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/matcher/matcher.h"
 
 namespace maskd {
 namespace {
@@ -74,6 +75,10 @@ absl::StatusOr<RegisterOutcome> TokenizerRegistry::Register(
         absl::StrCat("cannot load tokenizer: ", loaded.status().message()));
   }
   std::shared_ptr<const Tokenizer> tokenizer = *std::move(loaded);
+  // The vocabulary's token trie, built now rather than by the first Compile.
+  if (absl::Status prepared = PrepareTokenizer(tokenizer); !prepared.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot index tokenizer: ", prepared.message()));
+  }
   const size_t special_count = CountSpecial(*tokenizer);
 
   std::lock_guard<std::mutex> lock(mutex_);

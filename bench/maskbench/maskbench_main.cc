@@ -70,6 +70,12 @@ int Main() {
     std::fprintf(stderr, "maskbench: tokenizer: %s\n", tokenizer.status().ToString().c_str());
     return 2;
   }
+  // As a server does when it loads a tokenizer (and llguidance when it
+  // builds its token trie): the vocabulary index is not part of any TTFM.
+  if (absl::Status prepared = PrepareTokenizer(*tokenizer); !prepared.ok()) {
+    std::fprintf(stderr, "maskbench: tokenizer: %s\n", prepared.ToString().c_str());
+    return 2;
+  }
   std::string data = absl::GetFlag(FLAGS_data);
   if (data.empty()) data = "../shared/maskbench/dev.jsonl.gz";
   auto cases = LoadMaskBench(data);

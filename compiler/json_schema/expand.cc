@@ -180,14 +180,16 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
       for (NodeId b : branches) {
         if (absl::Status st = Flatten(b, 0); !st.ok()) return st;
       }
-      // Branch i, minus every branch that may overlap it.
+      // Branch i, minus every branch that may overlap it on the types this
+      // node admits.
+      const TypeSet parent_types = n->types;
       std::vector<NodeId> exclusive;
       bool ok = true;
       for (size_t i = 0; ok && i < branches.size(); ++i) {
         std::vector<NodeId> parts = {branches[i]};
         size_t product = 1;
         for (size_t j = 0; j < branches.size(); ++j) {
-          if (j == i || ProvablyDisjoint(s_, branches[i], branches[j])) continue;
+          if (j == i || ProvablyDisjoint(s_, branches[i], branches[j], 0, parent_types)) continue;
           absl::StatusOr<NodeId> other = Negate(branches[j]);
           if (!other.ok()) {
             if (!refused(other.status(), "oneOf whose branches may overlap: ")) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/regex/ecma_regex.h"
+#include "compiler/regex/expr_set.h"
 #include "re2/re2.h"
 
 namespace maskd::json_schema {
@@ -68,6 +71,35 @@ bool InBounds(const SchemaNode& n, const Decimal& v) {
   return true;
 }
 
+// Whether no string meets both nodes' patterns and lengths, decided on
+// their regexes (with a small budget: this runs for every pair of oneOf
+// branches); false when unknown.
+bool StringsProvablyDisjoint(const SchemaNode& a, const SchemaNode& b) {
+  const uint64_t lo = std::max(a.min_length, b.min_length);
+  std::optional<uint64_t> hi = a.max_length;
+  if (b.max_length && (!hi || *b.max_length < *hi)) hi = b.max_length;
+  if (hi && lo > *hi) return true;
+  if (a.patterns.empty() || b.patterns.empty()) return false;
+  regex::ExprSet pool;
+  std::vector<regex::ExprId> parts;
+  for (const SchemaNode* n : {&a, &b}) {
+    for (const std::string& pattern : n->patterns) {
+      absl::StatusOr<regex::ExprId> e =
+          regex::ParseEcmaRegex(pattern, &pool, regex::MatchMode::kSearch);
+      if (!e.ok()) return false;
+      parts.push_back(*e);
+    }
+  }
+  constexpr uint64_t kMaxCount = regex::ExprSet::kUnbounded - 1;
+  if (lo > 0 || hi) {
+    parts.push_back(pool.Repeat(
+        pool.AnyCodepoint(), static_cast<uint32_t>(std::min(lo, kMaxCount)),
+        hi ? static_cast<uint32_t>(std::min(*hi, kMaxCount)) : regex::ExprSet::kUnbounded));
+  }
+  absl::StatusOr<bool> empty = pool.IsEmpty(pool.And(parts), /*budget=*/2000);
+  return empty.ok() && *empty;
+}
+
 TypeSet EffectiveTypes(const SchemaNode& n) {
   if (!n.enum_values) return n.types;
   TypeSet t = 0;
@@ -115,7 +147,7 @@ void Normalizer::MarkDisjointOneOfs() {
     bool disjoint = n.one_of.size() <= 256;
     for (size_t i = 0; disjoint && i < n.one_of.size(); ++i) {
       for (size_t j = i + 1; disjoint && j < n.one_of.size(); ++j) {
-        disjoint = ProvablyDisjoint(s_, n.one_of[i], n.one_of[j]);
+        disjoint = ProvablyDisjoint(s_, n.one_of[i], n.one_of[j], 0, n.types);
       }
     }
     n.one_of_disjoint = disjoint;
@@ -205,15 +237,21 @@ absl::StatusOr<NodeId> Normalizer::Conj(NodeId a, NodeId b, const std::string& p
       parts.push_back(x);
     }
   }
+  // The parts merge in the order given (a's properties before b's: object
+  // grammars follow that order); the cache key is the set.
+  std::vector<NodeId> ordered;
+  for (NodeId x : parts) {
+    if (std::find(ordered.begin(), ordered.end(), x) == ordered.end()) ordered.push_back(x);
+  }
   std::sort(parts.begin(), parts.end());
   parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
   auto cached = conj_cache_.find(parts);
   if (cached != conj_cache_.end()) return cached->second;
   absl::StatusOr<NodeId> id = NewNode(pointer);
   if (!id.ok()) return id.status();
-  s_.nodes[*id].all_of = parts;
+  s_.nodes[*id].all_of = ordered;
   conj_cache_[parts] = *id;
-  conj_parts_[*id] = parts;
+  conj_parts_[*id] = std::move(ordered);
   return *id;
 }
 
@@ -644,7 +682,7 @@ bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
 
 }  // namespace
 
-bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth) {
+bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeSet within) {
   if (a == kFalseNode || b == kFalseNode) return true;
   if (a == b || a == kTrueNode || b == kTrueNode) return false;
   const SchemaNode& na = schema.node(a);
@@ -653,27 +691,29 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth) {
   if (depth < 3) {
     for (const auto* branches : {&na.any_of, &na.one_of}) {
       if (!branches->empty() && branches->size() <= 64 &&
-          std::all_of(branches->begin(), branches->end(),
-                      [&](NodeId x) { return ProvablyDisjoint(schema, x, b, depth + 1); })) {
+          std::all_of(branches->begin(), branches->end(), [&](NodeId x) {
+            return ProvablyDisjoint(schema, x, b, depth + 1, within);
+          })) {
         return true;
       }
     }
     for (const auto* branches : {&nb.any_of, &nb.one_of}) {
       if (!branches->empty() && branches->size() <= 64 &&
-          std::all_of(branches->begin(), branches->end(),
-                      [&](NodeId x) { return ProvablyDisjoint(schema, a, x, depth + 1); })) {
+          std::all_of(branches->begin(), branches->end(), [&](NodeId x) {
+            return ProvablyDisjoint(schema, a, x, depth + 1, within);
+          })) {
         return true;
       }
     }
   }
-  const TypeSet common = EffectiveTypes(na) & EffectiveTypes(nb);
+  const TypeSet common = EffectiveTypes(na) & EffectiveTypes(nb) & within;
   if (common == 0) return true;
   if (na.enum_values || nb.enum_values) {
     const SchemaNode& with_enum = na.enum_values ? na : nb;
     const SchemaNode& other = na.enum_values ? nb : na;
     bool any = false;
     for (const JsonValue& v : *with_enum.enum_values) {
-      any = any || ValueMatchesLocally(other, v);
+      any = any || ((TypeOf(v) & within) != 0 && ValueMatchesLocally(other, v));
     }
     if (!any) return true;
   }
@@ -685,7 +725,19 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth) {
     };
     if (below(na, nb) || below(nb, na)) return true;
   }
+  if ((common & ~kStringType) == 0 && StringsProvablyDisjoint(na, nb)) return true;
   if ((common & ~kObjectType) == 0 && depth < 4) {
+    // A property one requires and the other cannot have.
+    auto forbids = [](const SchemaNode& n, const std::string& key) {
+      const NodeId declared = n.PropertyNode(key);
+      if (declared != kNoNode) return declared == kFalseNode;
+      return n.additional_properties == kFalseNode && n.pattern_properties.empty();
+    };
+    for (const auto& [x, y] : {std::pair(&na, &nb), std::pair(&nb, &na)}) {
+      for (const std::string& key : x->required) {
+        if (forbids(*y, key)) return true;
+      }
+    }
     // A property both require, whose schemas are disjoint (a discriminator).
     for (const std::string& key : na.required) {
       if (!nb.IsRequired(key)) continue;

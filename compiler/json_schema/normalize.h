@@ -31,8 +31,12 @@ absl::Status NormalizeSchema(Schema* schema, int max_nodes, bool rewrite_combina
 // means "not excluded locally".
 bool ValueMatchesLocally(const SchemaNode& node, const JsonValue& value);
 
-// Conservative: true only if no instance can match both nodes.
-bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth = 0);
+// Conservative: true only if no instance whose type is in `within` can
+// match both nodes. oneOf branches need to be told apart only on the types
+// their parent admits: `{"type":"object","oneOf":[{"required":["a"],...},
+// ...]}` has branches that all match any string, yet no object matches two.
+bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth = 0,
+                      TypeSet within = kAllTypes);
 
 }  // namespace maskd::json_schema
 

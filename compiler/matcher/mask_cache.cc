@@ -1,10 +1,96 @@
 #include "compiler/matcher/mask_cache.h"
 
 #include <algorithm>
-#include <bit>
+#include <optional>
 #include <string>
 
 namespace maskd {
+namespace {
+
+// A walk's inside tokens while they are collected: ids while they are fewer
+// than the bitmask's words, then the bitmask (subtree walks are mostly small,
+// so most never pay for a vocabulary-wide bitmask).
+class InsideSet {
+ public:
+  explicit InsideSet(size_t mask_words) : mask_words_(mask_words) {}
+
+  void Add(TokenId t) {
+    if (words_.empty()) {
+      ids_.push_back(t);
+      if (ids_.size() >= mask_words_) MakeDense();
+    } else {
+      words_[t >> 5] |= uint32_t{1} << (t & 31);
+    }
+  }
+  void AddWalk(const MaskWalk& walk) {
+    if (walk.inside_words.empty()) {
+      for (TokenId t : walk.inside_ids) Add(t);
+      return;
+    }
+    if (words_.empty()) MakeDense();
+    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= walk.inside_words[w];
+  }
+  void MoveInto(MaskWalk& walk) {
+    if (words_.empty()) {
+      walk.inside_ids = std::move(ids_);
+    } else {
+      walk.inside_words = std::move(words_);
+    }
+  }
+
+ private:
+  void MakeDense() {
+    words_.assign(mask_words_, 0);
+    for (TokenId t : ids_) words_[t >> 5] |= uint32_t{1} << (t & 31);
+    ids_ = {};
+  }
+
+  const size_t mask_words_;
+  std::vector<TokenId> ids_;     // while sparse (words_ empty)
+  std::vector<uint32_t> words_;  // once dense
+};
+
+// Walks the trie nodes strictly below `root` (TokenTrie::kRoot: the whole
+// trie) with the lexer alone, from `state`, the lexer state at `root`.
+// `may_end_at_root`: a lexeme is in progress at `root`, so it may end before
+// the first byte below it. Adds the surviving tokens to `inside` and the
+// nodes where the lexeme ends to walk.boundaries, whose prefixes are the
+// bytes from `root` on.
+void WalkBelow(const regex::LazyDfa& dfa, const TokenTrie& trie, uint32_t root,
+               regex::StateId state, bool may_end_at_root, InsideSet& inside, MaskWalk& walk) {
+  absl::flat_hash_map<regex::StateId, size_t> boundary_index;
+  // states[d] = lexer state after the first d bytes below root on the
+  // current path, path[0, d) those bytes.
+  std::vector<regex::StateId> states(trie.max_depth() + 1);
+  std::string path(trie.max_depth() + 1, '\0');
+  states[0] = state;
+  trie.WalkBelow(root, [&](uint32_t node, size_t depth) {
+    const regex::StateId parent = states[depth - 1];
+    const uint8_t byte = trie.byte(node);
+    const regex::StateId next = dfa.Step(parent, byte);
+    if (next == regex::LazyDfa::kDead) {
+      // The lexeme can end before this byte only if it has begun and accepts.
+      if ((depth > 1 || may_end_at_root) && dfa.IsAccepting(parent)) {
+        auto [it, inserted] = boundary_index.emplace(parent, walk.boundaries.size());
+        if (inserted) walk.boundaries.push_back({path.substr(0, depth - 1), {}});
+        walk.boundaries[it->second].nodes.push_back(node);
+      }
+      return false;
+    }
+    states[depth] = next;
+    path[depth - 1] = static_cast<char>(byte);
+    trie.ForEachToken(node, [&](TokenId t) { inside.Add(t); });
+    return true;
+  });
+}
+
+}  // namespace
+
+size_t MaskCacheEntry::ByteSize() const {
+  size_t n = sizeof(*this) + walk->ByteSize() + groups.capacity() * sizeof(EndGroup);
+  for (const EndGroup& g : groups) n += g.nodes.capacity() * sizeof(g.nodes[0]);
+  return n;
+}
 
 std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
                                                      const VocabIndex& vocab, regex::StateId state,
@@ -20,22 +106,88 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
   const SharedMaskStore::Key shared_key{dfa.StateFingerprint(state), in_lexeme};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
   if (walk == nullptr) {
-    walk = vocab.mask_store().Insert(
-        shared_key, ComputeWalk(dfa, vocab.trie(), vocab.mask_words(), state, in_lexeme));
+    walk = vocab.mask_store().Insert(shared_key, AssembleWalk(dfa, vocab, state, in_lexeme));
   }
   auto entry = std::make_shared<MaskCacheEntry>();
-  entry->ended.reserve(walk->boundaries.size());
+  absl::flat_hash_map<regex::StateId, size_t> group_of;
   for (const MaskWalk::Boundary& b : walk->boundaries) {
-    entry->ended.push_back(dfa.Walk(state, b.prefix));
+    const regex::StateId ended = dfa.Walk(state, b.prefix);
+    auto [it, inserted] = group_of.emplace(ended, entry->groups.size());
+    if (inserted) entry->groups.push_back({ended, {}});
+    entry->groups[it->second].nodes.push_back(&b.nodes);
   }
   entry->walk = std::move(walk);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = entries_.emplace(key, entry);
-  if (inserted) {
-    bytes_ += entry->ByteSize();
-    if (bytes_ > max_bytes_) full_ = true;
-  }
+  if (inserted) AddBytesLocked(entry->ByteSize());
   return it->second;
+}
+
+std::shared_ptr<const MaskWalk> MaskCache::AssembleWalk(const regex::LazyDfa& dfa,
+                                                        const VocabIndex& vocab,
+                                                        regex::StateId state,
+                                                        bool in_lexeme) const {
+  const TokenTrie& trie = vocab.trie();
+  auto walk = std::make_shared<MaskWalk>();
+  InsideSet inside(vocab.mask_words());
+  const bool may_end_here = in_lexeme && dfa.IsAccepting(state);
+  std::vector<uint32_t> ending_here;  // root children whose byte ends the lexeme
+  trie.ForEachRootChild([&](uint32_t child) {
+    const uint8_t byte = trie.byte(child);
+    const regex::StateId next = dfa.Step(state, byte);
+    if (next == regex::LazyDfa::kDead) {
+      if (may_end_here) ending_here.push_back(child);
+      return;
+    }
+    std::shared_ptr<const MaskWalk> below = SubtreeWalk(dfa, vocab, child, next);
+    inside.AddWalk(*below);
+    // The subtree's prefixes start after the child's byte.
+    for (const MaskWalk::Boundary& b : below->boundaries) {
+      walk->boundaries.push_back({std::string(1, static_cast<char>(byte)) + b.prefix, b.nodes});
+    }
+  });
+  if (!ending_here.empty()) walk->boundaries.push_back({"", std::move(ending_here)});
+  inside.MoveInto(*walk);
+  return walk;
+}
+
+std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa,
+                                                       const VocabIndex& vocab, uint32_t child,
+                                                       regex::StateId state) const {
+  const uint64_t key = (uint64_t{child} << 32) | state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = subtrees_.find(key); it != subtrees_.end()) return it->second;
+  }
+  const TokenTrie& trie = vocab.trie();
+  // The walk looks at most the subtree's height ahead: key it by what the
+  // state says about that many bytes, where that can be told (positions of
+  // a counted string share their walks), else by the state itself. The
+  // boundaries' end states are found again from `state` (MaskCache::Get),
+  // and states equal over the horizon agree on their accepting tags.
+  const std::optional<regex::Fingerprint> horizon =
+      dfa.StateHorizonFingerprint(state, vocab.root_child_height(trie.byte(child)));
+  const SharedMaskStore::Key shared_key =
+      horizon.has_value() ? SharedMaskStore::Key{*horizon, true, child, true}
+                          : SharedMaskStore::Key{dfa.StateFingerprint(state), true, child};
+  std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
+  if (walk == nullptr) {
+    auto computed = std::make_shared<MaskWalk>();
+    InsideSet inside(vocab.mask_words());
+    trie.ForEachToken(child, [&](TokenId t) { inside.Add(t); });
+    WalkBelow(dfa, trie, child, state, /*may_end_at_root=*/true, inside, *computed);
+    inside.MoveInto(*computed);
+    walk = vocab.mask_store().Insert(shared_key, std::move(computed));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = subtrees_.emplace(key, walk);
+  if (inserted) AddBytesLocked(walk->ByteSize());
+  return it->second;
+}
+
+void MaskCache::AddBytesLocked(size_t bytes) const {
+  bytes_ += bytes;
+  if (bytes_ > max_bytes_) full_ = true;
 }
 
 size_t MaskCache::bytes() const {
@@ -47,45 +199,9 @@ std::shared_ptr<const MaskWalk> MaskCache::ComputeWalk(const regex::LazyDfa& dfa
                                                        const TokenTrie& trie, size_t mask_words,
                                                        regex::StateId state, bool in_lexeme) {
   auto walk = std::make_shared<MaskWalk>();
-  std::vector<uint32_t> words(mask_words, 0);
-  size_t inside = 0;
-  absl::flat_hash_map<regex::StateId, size_t> boundary_index;
-  // states[d] = lexer state after the first d bytes of the current path,
-  // path[0, d) those bytes.
-  std::vector<regex::StateId> states(trie.max_depth() + 1);
-  std::string path(trie.max_depth() + 1, '\0');
-  states[0] = state;
-  trie.Walk([&](uint32_t node, size_t depth) {
-    const regex::StateId parent = states[depth - 1];
-    const uint8_t byte = trie.byte(node);
-    const regex::StateId next = dfa.Step(parent, byte);
-    if (next == regex::LazyDfa::kDead) {
-      // The lexeme can end before this byte only if it has begun and accepts.
-      if ((depth > 1 || in_lexeme) && dfa.IsAccepting(parent)) {
-        auto [it, inserted] = boundary_index.emplace(parent, walk->boundaries.size());
-        if (inserted) walk->boundaries.push_back({path.substr(0, depth - 1), {}});
-        walk->boundaries[it->second].nodes.push_back(node);
-      }
-      return false;
-    }
-    states[depth] = next;
-    path[depth - 1] = static_cast<char>(byte);
-    trie.ForEachToken(node, [&](TokenId t) {
-      words[t >> 5] |= uint32_t{1} << (t & 31);
-      ++inside;
-    });
-    return true;
-  });
-  if (inside < mask_words) {
-    // Sparse: the id list is smaller than the bitmask.
-    for (size_t w = 0; w < words.size(); ++w) {
-      for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
-        walk->inside_ids.push_back(static_cast<TokenId>(w * 32 + std::countr_zero(bits)));
-      }
-    }
-  } else {
-    walk->inside_words = std::move(words);
-  }
+  InsideSet inside(mask_words);
+  WalkBelow(dfa, trie, TokenTrie::kRoot, state, in_lexeme, inside, *walk);
+  inside.MoveInto(*walk);
   return walk;
 }
 

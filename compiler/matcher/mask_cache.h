@@ -12,6 +12,14 @@
 //    lexer state it ends in; the mask walk resumes there with the parser.
 // A mask is then `inside` plus a walk of the (usually few, shallow) boundary
 // subtrees: exactly what the full trie walk computes, for a fraction of it.
+//
+// The walk of a new lexer state is itself assembled from one walk per child
+// of the trie's root, each keyed by (child, lexer state after its byte) and
+// stored like whole walks. Lexer states met for the first time mostly differ
+// from known ones in a few first bytes only: inside an object key that must
+// differ from the declared keys, every first byte that starts no declared
+// key leads to the plain string state; so a new state costs the walks of the
+// few subtrees where it really differs, not the whole 274k-node trie.
 #ifndef MASKD_COMPILER_MATCHER_MASK_CACHE_H_
 #define MASKD_COMPILER_MATCHER_MASK_CACHE_H_
 
@@ -29,9 +37,14 @@ namespace maskd {
 
 struct MaskCacheEntry {
   std::shared_ptr<const MaskWalk> walk;
-  // This grammar's lexer state for each of walk->boundaries (accepting).
-  std::vector<regex::StateId> ended;
-  size_t ByteSize() const { return sizeof(*this) + ended.capacity() * 4 + walk->ByteSize(); }
+  // The boundary nodes of `walk` grouped by the state (of this grammar's
+  // lexer, accepting) the lexeme ends in: one parser scan per group.
+  struct EndGroup {
+    regex::StateId ended;
+    std::vector<const std::vector<uint32_t>*> nodes;  // lists owned by `walk`
+  };
+  std::vector<EndGroup> groups;
+  size_t ByteSize() const;
 };
 
 class MaskCache {
@@ -46,18 +59,31 @@ class MaskCache {
                                             regex::StateId state, bool in_lexeme) const;
   size_t bytes() const;
 
-  // The lexer-only walk of the trie from `state` (exposed for tests).
+  // The lexer-only walk of the whole trie from `state`, from scratch (what
+  // Get's assembled walks must equal; for tests).
   static std::shared_ptr<const MaskWalk> ComputeWalk(const regex::LazyDfa& dfa,
                                                      const TokenTrie& trie, size_t mask_words,
                                                      regex::StateId state, bool in_lexeme);
 
  private:
+  // The whole-trie walk from `state`, assembled from root-child subtree walks.
+  std::shared_ptr<const MaskWalk> AssembleWalk(const regex::LazyDfa& dfa, const VocabIndex& vocab,
+                                               regex::StateId state, bool in_lexeme) const;
+  // The walk below root child `child` from `state`, the lexer state after
+  // the child's byte (memoized here and in the shared store).
+  std::shared_ptr<const MaskWalk> SubtreeWalk(const regex::LazyDfa& dfa, const VocabIndex& vocab,
+                                              uint32_t child, regex::StateId state) const;
+  // Counts `bytes` against the budget; mu_ held.
+  void AddBytesLocked(size_t bytes) const;
+
   const size_t max_bytes_;
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
   // uninstrumented Abseil.
   mutable std::mutex mu_;
   // Guarded by mu_.
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskCacheEntry>> entries_;
+  // (root child, state after its byte) -> subtree walk; guarded by mu_.
+  mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskWalk>> subtrees_;
   mutable size_t bytes_ = 0;
   mutable bool full_;
 };

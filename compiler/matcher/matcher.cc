@@ -7,6 +7,7 @@
 #include "compiler/grammar/earley_parser.h"
 #include "compiler/matcher/byte_stepper.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
+#include "compiler/matcher/vocab_index.h"
 
 namespace maskd {
 namespace {
@@ -84,15 +85,17 @@ class MatcherImpl final : public Matcher {
       }
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
       const regex::LazyDfa& dfa = grammar_->dfa();
-      for (size_t g = 0; g < walk.boundaries.size(); ++g) {
-        if (!stepper_.EndLexeme(parser_, entry->ended[g])) continue;
+      for (const MaskCacheEntry::EndGroup& group : entry->groups) {
+        if (!stepper_.EndLexeme(parser_, group.ended)) continue;
         const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
         const size_t depth = parser_.Depth();
-        for (uint32_t node : walk.boundaries[g].nodes) {
-          const regex::StateId s = dfa.Step(start, trie.byte(node));
-          if (s == regex::LazyDfa::kDead) continue;
-          SetTokens(trie, node, words);
-          WalkSubtree(node, {{s, true}, depth}, words);
+        for (const std::vector<uint32_t>* nodes : group.nodes) {
+          for (uint32_t node : *nodes) {
+            const regex::StateId s = dfa.Step(start, trie.byte(node));
+            if (s == regex::LazyDfa::kDead) continue;
+            SetTokens(trie, node, words);
+            WalkSubtree(node, {{s, true}, depth}, words);
+          }
         }
         parser_.Pop(parser_.Depth() - base_depth);
       }
@@ -258,6 +261,10 @@ class MatcherImpl final : public Matcher {
 };
 
 }  // namespace
+
+absl::Status PrepareTokenizer(std::shared_ptr<const Tokenizer> tokenizer) {
+  return VocabIndex::For(std::move(tokenizer)).status();
+}
 
 std::unique_ptr<Matcher> Matcher::Create(std::shared_ptr<const CompiledGrammar> grammar,
                                          const MatcherOptions& options) {

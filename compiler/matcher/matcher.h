@@ -55,6 +55,12 @@ class CompiledGrammar {
   virtual absl::Status status() const = 0;
 };
 
+// Builds what every grammar compiled for `tokenizer` shares (the token trie
+// of its vocabulary), once per tokenizer id for the life of the process, so
+// that no Compile pays it; Compile does it on demand otherwise. Call it where
+// a tokenizer is loaded. InvalidArgument when the vocabulary cannot be indexed.
+absl::Status PrepareTokenizer(std::shared_ptr<const Tokenizer> tokenizer);
+
 struct JumpForward {
   std::string bytes;            // the only bytes that can come next (may be empty)
   std::vector<TokenId> tokens;  // their canonical tokenization (the tokenizer's BPE)

@@ -28,14 +28,16 @@
 
 namespace maskd {
 
-// The walk of the token trie from one lexer position with the lexer alone.
+// The walk of the token trie (or of one root child's subtree) from one lexer
+// position with the lexer alone.
 struct MaskWalk {
-  // Tokens that never leave the lexeme: a bitmask when many, else sorted ids.
+  // Tokens that never leave the lexeme: a bitmask when many, else ids (in
+  // no particular order).
   std::vector<uint32_t> inside_words;  // empty when inside_ids is used
   std::vector<TokenId> inside_ids;
   // Trie nodes whose byte ends the lexeme (preorder), grouped by the lexer
-  // state the lexeme ends in. A group names that state by the bytes leading
-  // to it from the walk's start (any of the group's paths), so each grammar
+  // state it ends in. A group names that state by the bytes leading to it
+  // from the walk's start state (any of the group's paths), so each grammar
   // finds its own state id for it.
   struct Boundary {
     std::string prefix;
@@ -54,15 +56,26 @@ struct MaskWalk {
 
 class SharedMaskStore {
  public:
+  // Marks a walk of the whole trie (Key::subtree).
+  static constexpr uint32_t kWholeTrie = 0xFFFFFFFFu;
+
   // A lexer position: the state's fingerprint and whether a lexeme is in
-  // progress (a lexeme that has not begun cannot end at the first byte).
+  // progress (a lexeme that has not begun cannot end at the first byte);
+  // and which part of the trie was walked: all of it, or the subtree below
+  // one child of the root (a trie node; the state is then the one after that
+  // node's byte, with a lexeme in progress). `horizon`: `state` is the
+  // state's horizon fingerprint over the subtree's height (regex/horizon.h),
+  // not its exact one; states that differ only beyond what the walk looks
+  // at share the walk.
   struct Key {
     regex::Fingerprint state;
     bool in_lexeme = false;
+    uint32_t subtree = kWholeTrie;
+    bool horizon = false;
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.state, k.in_lexeme);
+      return H::combine(std::move(h), k.state, k.in_lexeme, k.subtree, k.horizon);
     }
   };
 

@@ -28,6 +28,14 @@ absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
   std::shared_ptr<VocabIndex> index(new VocabIndex());
   index->tokenizer_ = std::move(tokenizer);
   index->trie_ = *std::move(trie);
+  index->trie_.ForEachRootChild([&](uint32_t child) {
+    uint32_t height = 0;
+    index->trie_.WalkBelow(child, [&](uint32_t, size_t depth) {
+      height = std::max<uint32_t>(height, static_cast<uint32_t>(depth));
+      return true;
+    });
+    index->root_child_height_[index->trie_.byte(child)] = height;
+  });
   index->mask_store_ = std::make_unique<SharedMaskStore>(kSharedMaskStoreBytes);
   (*cache)[index->tokenizer_->id()] = index;
   return index;

@@ -4,6 +4,7 @@
 #ifndef MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
 #define MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -32,6 +33,9 @@ class VocabIndex {
   // 32-bit words in a mask: ceil(vocab_size / 32).
   size_t mask_words() const { return (tokenizer_->vocab_size() + 31) / 32; }
   const std::vector<TokenId>& eos_ids() const { return tokenizer_->eos_ids(); }
+  // How many bytes deep the trie goes below the root's child for `byte`
+  // (the horizon of a walk below it).
+  uint32_t root_child_height(uint8_t byte) const { return root_child_height_[byte]; }
   bool is_eos(TokenId id) const;
   // Lexer-only mask walks shared by every grammar of this tokenizer.
   SharedMaskStore& mask_store() const { return *mask_store_; }
@@ -41,6 +45,7 @@ class VocabIndex {
   VocabIndex() = default;
   std::shared_ptr<const Tokenizer> tokenizer_;
   TokenTrie trie_;
+  std::array<uint32_t, 256> root_child_height_{};
   std::unique_ptr<SharedMaskStore> mask_store_;
 };
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/regex/horizon.h"
 
 namespace maskd::regex {
 
@@ -158,6 +159,25 @@ Fingerprint LazyDfa::StateFingerprint(StateId s) const {
   // Tags differ between grammars: the state is the multiset of expressions.
   std::sort(parts.begin(), parts.end());
   Fingerprint out{parts.size(), ~uint64_t{parts.size()}};
+  for (const Fingerprint& p : parts) {
+    out.Fold(p.hi);
+    out.Fold(p.lo);
+  }
+  return out;
+}
+
+std::optional<Fingerprint> LazyDfa::StateHorizonFingerprint(StateId s, uint32_t horizon) const {
+  std::vector<Fingerprint> parts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const TaggedExpr& t : Info(s).exprs) {
+      std::optional<Fingerprint> f = HorizonFingerprint(*pool_, t.expr, horizon);
+      if (!f.has_value()) return std::nullopt;
+      parts.push_back(*f);
+    }
+  }
+  std::sort(parts.begin(), parts.end());
+  Fingerprint out{parts.size() + 0x486F72697A6F6Eull, ~uint64_t{parts.size()}};
   for (const Fingerprint& p : parts) {
     out.Fold(p.hi);
     out.Fold(p.lo);

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -107,6 +108,11 @@ class LazyDfa {
   // equal fingerprints step alike along every byte string -- dead where the
   // other is dead, accepting where it accepts (under their own tags).
   Fingerprint StateFingerprint(StateId s) const;
+  // The same over the horizon fingerprints of s's expressions (horizon.h):
+  // two states with equal ones agree, along every byte string of at most
+  // `horizon` bytes, on where they are dead and which of their expressions
+  // accept. nullopt when an expression uses And or Not.
+  std::optional<Fingerprint> StateHorizonFingerprint(StateId s, uint32_t horizon) const;
 
   // OK, or why the DFA failed (limits); sticky.
   absl::Status status() const;

@@ -70,6 +70,12 @@ class TokenTrie {
     for (; it != extra_ids_.end() && it->first == node; ++it) f(it->second);
   }
 
+  // Calls f(node) for each child of the root, in byte order.
+  template <typename F>
+  void ForEachRootChild(F&& f) const {
+    for (uint32_t c = 1; c < nodes_.size(); c = subtree_end(c)) f(c);
+  }
+
   // The node whose path spells `bytes` (kRoot for ""), or kNoNode.
   uint32_t Find(std::string_view bytes) const;
 
@@ -79,13 +85,19 @@ class TokenTrie {
   // A caller keeping per-depth state (lexer states) indexes it by depth.
   template <typename Visit>
   void Walk(Visit&& visit) const {
-    const uint32_t n = static_cast<uint32_t>(nodes_.size());
-    if (n <= 1) return;
+    if (nodes_.size() > 1) WalkBelow(kRoot, std::forward<Visit>(visit));
+  }
+
+  // The same walk over the nodes strictly below `root`, depth counted from
+  // it (1 for root's children).
+  template <typename Visit>
+  void WalkBelow(uint32_t root, Visit&& visit) const {
+    const uint32_t n = root == kRoot ? static_cast<uint32_t>(nodes_.size()) : subtree_end(root);
     // ends[d] = subtree end of the node at depth d on the current path.
     absl::InlinedVector<uint32_t, 64> ends(max_depth_ + 1);
     ends[0] = n;
     size_t depth = 0;  // Depth of the parent of node i.
-    for (uint32_t i = 1; i < n;) {
+    for (uint32_t i = root + 1; i < n;) {
       while (i >= ends[depth]) --depth;
       if (visit(i, depth + 1)) {
         ends[++depth] = subtree_end(i);

@@ -148,6 +148,49 @@ TEST(JsonSchemaCombinatorsTest, OneOfWithOverlappingBranches) {
   ExpectExact(R"({"oneOf": [{"minimum": 1}, {"maximum": 2}]})");
 }
 
+// Branches that all match non-objects (no "type" of their own) but no
+// object twice, under a parent that admits objects only: told apart without
+// complements (which additionalProperties: false would not allow).
+TEST(JsonSchemaCombinatorsTest, OneOfBranchesDisjointOnTheParentsTypes) {
+  // A discriminating enum.
+  ExpectExact(R"({"type": "object", "oneOf": [
+      {"required": ["a"], "properties": {"a": {"enum": [1]}}, "additionalProperties": false},
+      {"required": ["a"], "properties": {"a": {"enum": [true]}, "b": {}},
+       "additionalProperties": false}]})");
+  // Discriminating string patterns (decided on their regexes).
+  ExpectExact(R"({"type": "object", "oneOf": [
+      {"required": ["a"], "properties": {"a": {"type": "string", "pattern": "^x$"}},
+       "additionalProperties": false},
+      {"required": ["a"], "properties": {"a": {"type": "string", "pattern": "^y"}, "b": {}},
+       "additionalProperties": false}]})");
+  // A key one branch requires and the other cannot have.
+  ExpectExact(R"({"type": "object", "oneOf": [
+      {"required": ["c"]},
+      {"properties": {"a": {}, "b": {}}, "additionalProperties": false}]})");
+}
+
+// Objects: optional declared keys, other keys between them and member counts
+// (the grammar admits other keys only after the last declared key written).
+TEST(JsonSchemaCombinatorsTest, OptionalPropertiesWithOtherKeys) {
+  ExpectExact(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {}, "c": {}},
+                  "additionalProperties": {"type": "string"}, "maxProperties": 2})");
+  ExpectExact(R"({"type": "object", "properties": {"a": {}, "c": {"type": "boolean"}},
+                  "required": ["c"], "minProperties": 2})");
+}
+
+// An anyOf beside an object's properties keeps the object's property order
+// (the grammar fixes one order: the schema's, outer properties first).
+TEST(JsonSchemaCombinatorsTest, AnyOfBesidePropertiesKeepsTheirOrder) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type": "object", "properties": {"a": {}, "b": {}},
+                  "anyOf": [{"properties": {"b": {"type": "integer"}}, "required": ["b"]}]})";
+  auto g = CompiledGrammar::Compile(spec, CompileOptions(), ByteVocab());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(Accepts(*g, R"({"a": 1, "b": 2})"));
+  EXPECT_FALSE(Accepts(*g, R"({"a": 1, "b": "x"})"));
+}
+
 TEST(JsonSchemaCombinatorsTest, AnyOfBesideOtherConstraints) {
   ExpectExact(R"({"type": "string", "anyOf": [{"minLength": 3}, {"enum": ["a", "b"]}]})");
   ExpectExact(R"({"type": "object", "properties": {"a": {"type": "integer"}},

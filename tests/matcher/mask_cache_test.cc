@@ -1,0 +1,168 @@
+// MaskCache assembles the lexer-only walk of a new lexer state from walks of
+// the root's child subtrees, memoized per grammar and shared across grammars
+// (mask_cache.h). Whatever was memoized before, the assembled walk must be
+// the walk of the whole trie from scratch: the same inside tokens, and the
+// same boundary nodes ending the lexeme in the same lexer state.
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/grammar/lexeme_set.h"
+#include "compiler/matcher/compiled_grammar_impl.h"
+#include "compiler/matcher/mask_cache.h"
+#include "compiler/matcher/matcher.h"
+#include "gtest/gtest.h"
+#include "tests/matcher/fake_tokenizer.h"
+
+namespace maskd {
+namespace {
+
+using testing::FakeTokenizer;
+
+std::set<TokenId> Inside(const MaskWalk& walk) {
+  std::set<TokenId> out(walk.inside_ids.begin(), walk.inside_ids.end());
+  for (size_t w = 0; w < walk.inside_words.size(); ++w) {
+    for (int b = 0; b < 32; ++b) {
+      if ((walk.inside_words[w] >> b) & 1) out.insert(static_cast<TokenId>(w * 32 + b));
+    }
+  }
+  return out;
+}
+
+// Boundary node -> the lexer state its lexeme ends in.
+std::map<uint32_t, regex::StateId> Ends(const MaskCacheEntry& entry) {
+  std::map<uint32_t, regex::StateId> out;
+  for (const MaskCacheEntry::EndGroup& g : entry.groups) {
+    for (const std::vector<uint32_t>* nodes : g.nodes) {
+      for (uint32_t n : *nodes) EXPECT_TRUE(out.emplace(n, g.ended).second) << "node " << n;
+    }
+  }
+  return out;
+}
+
+std::map<uint32_t, regex::StateId> Ends(const MaskWalk& walk, const regex::LazyDfa& dfa,
+                                        regex::StateId from) {
+  std::map<uint32_t, regex::StateId> out;
+  for (const MaskWalk::Boundary& b : walk.boundaries) {
+    for (uint32_t n : b.nodes) out.emplace(n, dfa.Walk(from, b.prefix));
+  }
+  return out;
+}
+
+std::shared_ptr<FakeTokenizer> Vocab(std::mt19937& rng) {
+  // Key-like and string-like pieces, a multi-byte character split across
+  // tokens, and random strings.
+  const std::string alphabet = "abcnm\"{}:, \\ux0-";
+  std::set<std::string> vocab;
+  for (char c : alphabet) vocab.insert(std::string(1, c));
+  for (const char* s : {"\"a", "a\"", "\":", "\",", "{\"", "\"}", "name", "na", "me\"",
+                        "\": ", "ab", "\xC3", "\xA9", "\xC3\xA9", "\"\xC3"}) {
+    vocab.insert(s);
+  }
+  while (vocab.size() < 160) {
+    std::string s;
+    const size_t len = 1 + rng() % 6;
+    for (size_t i = 0; i < len; ++i) s.push_back(alphabet[rng() % alphabet.size()]);
+    vocab.insert(s);
+  }
+  return std::make_shared<FakeTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
+                                         "mask-cache-vocab");
+}
+
+TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
+  std::mt19937 rng(11);
+  auto tok = Vocab(rng);
+  // Objects whose undeclared keys must differ from declared ones (the states
+  // assembled walks are for), counted strings, patterns; compiled in turn for
+  // one tokenizer so later grammars reuse subtree walks of earlier ones.
+  const std::vector<std::string> schemas = {
+      R"({"type":"object","properties":{"name":{"type":"string"},"nab":{"type":"integer"}}})",
+      R"({"type":"object","properties":{"name":{"type":"string"}}})",
+      R"({"type":"object","properties":{"ma":{"type":"string","maxLength":4}},
+          "additionalProperties":{"type":"string"}})",
+      R"({"type":"string","minLength":2,"maxLength":5})",
+      R"({"type":"string","pattern":"^[a-c]+-?[0-9]*$"})",
+      R"({"type":"array","items":{"enum":["name","na\u00e9",1]}})",
+      // Counted strings longer than the trie is deep: positions share
+      // subtree walks through horizon fingerprints.
+      R"({"type":"string","minLength":9,"maxLength":20})",
+      R"({"type":"object","properties":{"a":{"type":"string","maxLength":14}},
+          "required":["a"]})",
+  };
+  int states_checked = 0;
+  for (const std::string& schema : schemas) {
+    GrammarSpec spec;
+    spec.kind = SpecKind::kJsonSchema;
+    spec.text = schema;
+    auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    auto g = std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
+    const regex::LazyDfa& dfa = g->dfa();
+    LexemeSet all(g->grammar().num_lexemes());
+    for (LexemeId id = 0; id < g->grammar().num_lexemes(); ++id) all.Insert(id);
+    // Every lexer state reachable from the start of any lexeme (bounded).
+    std::vector<regex::StateId> states = {g->LexerStart(all)};
+    std::set<regex::StateId> seen(states.begin(), states.end());
+    for (size_t i = 0; i < states.size() && states.size() < 400; ++i) {
+      for (int b = 0; b < 256; ++b) {
+        const regex::StateId next = dfa.Step(states[i], static_cast<uint8_t>(b));
+        if (next != regex::LazyDfa::kDead && seen.insert(next).second) states.push_back(next);
+      }
+    }
+    for (regex::StateId s : states) {
+      for (bool in_lexeme : {false, true}) {
+        auto entry = g->mask_cache().Get(dfa, g->vocab(), s, in_lexeme);
+        ASSERT_NE(entry, nullptr);
+        auto scratch =
+            MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, in_lexeme);
+        EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << schema << " state " << s;
+        EXPECT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << schema << " state " << s;
+        ++states_checked;
+      }
+    }
+    ASSERT_TRUE(dfa.status().ok()) << dfa.status();
+  }
+  EXPECT_GT(states_checked, 200);
+}
+
+// Inside a counted string far from its bounds, successive positions differ
+// only in the counter: their subtree walks are shared (horizon fingerprints),
+// so each new position adds few walks to the store, and its masks stay exact.
+TEST(MaskCacheTest, CountedStringPositionsShareSubtreeWalks) {
+  std::mt19937 rng(5);
+  auto tok = Vocab(rng);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type":"string","maxLength":60})";
+  auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto g = std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
+  const regex::LazyDfa& dfa = g->dfa();
+  LexemeSet all(g->grammar().num_lexemes());
+  for (LexemeId id = 0; id < g->grammar().num_lexemes(); ++id) all.Insert(id);
+  regex::StateId s = dfa.Step(g->LexerStart(all), '"');
+  ASSERT_NE(s, regex::LazyDfa::kDead);
+  size_t root_children = 0;
+  g->vocab().trie().ForEachRootChild([&](uint32_t) { ++root_children; });
+  const size_t walks_before = g->vocab().mask_store().size();
+  constexpr int kPositions = 20;
+  for (int k = 0; k < kPositions; ++k, s = dfa.Step(s, 'a')) {
+    auto entry = g->mask_cache().Get(dfa, g->vocab(), s, true);
+    ASSERT_NE(entry, nullptr);
+    auto scratch = MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, true);
+    EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << "position " << k;
+    EXPECT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << "position " << k;
+  }
+  // Without sharing, every position would store a walk for most root
+  // children; with it, the first position stores them and later ones about
+  // one whole-trie walk each.
+  const size_t added = g->vocab().mask_store().size() - walks_before;
+  EXPECT_LT(added, root_children + 3 * kPositions);
+  EXPECT_GT(root_children, 10u);
+}
+
+}  // namespace
+}  // namespace maskd
