@@ -128,27 +128,44 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleWalk(const regex::LazyDfa& df
                                                         regex::StateId state,
                                                         bool in_lexeme) const {
   const TokenTrie& trie = vocab.trie();
+  const bool may_end_here = in_lexeme && dfa.IsAccepting(state);
+  // The walk is a function of the subtree walks (null: the child's byte
+  // kills the lexeme) and of whether the lexeme may end here: states that
+  // differ only where no token reaches (positions of a counted string) get
+  // the same subtree walks, and so the same whole walk without merging them
+  // again.
+  std::vector<std::pair<uint32_t, std::shared_ptr<const MaskWalk>>> parts;
+  regex::Fingerprint key{0x4173736D626C6564ull, may_end_here ? 1u : 2u};  // "Assmbled"
+  trie.ForEachRootChild([&](uint32_t child) {
+    const regex::StateId next = dfa.Step(state, trie.byte(child));
+    std::shared_ptr<const MaskWalk> below;
+    if (next != regex::LazyDfa::kDead) below = SubtreeWalk(dfa, vocab, child, next);
+    key.Fold(child);
+    key.Fold(below == nullptr ? 0 : below->serial);
+    parts.emplace_back(child, std::move(below));
+  });
+  const SharedMaskStore::Key assembled_key{key, false, SharedMaskStore::kAssembled};
+  if (std::shared_ptr<const MaskWalk> known = vocab.mask_store().Find(assembled_key)) {
+    return known;
+  }
   auto walk = std::make_shared<MaskWalk>();
   InsideSet inside(vocab.mask_words());
-  const bool may_end_here = in_lexeme && dfa.IsAccepting(state);
   std::vector<uint32_t> ending_here;  // root children whose byte ends the lexeme
-  trie.ForEachRootChild([&](uint32_t child) {
-    const uint8_t byte = trie.byte(child);
-    const regex::StateId next = dfa.Step(state, byte);
-    if (next == regex::LazyDfa::kDead) {
+  for (const auto& [child, below] : parts) {
+    if (below == nullptr) {
       if (may_end_here) ending_here.push_back(child);
-      return;
+      continue;
     }
-    std::shared_ptr<const MaskWalk> below = SubtreeWalk(dfa, vocab, child, next);
     inside.AddWalk(*below);
     // The subtree's prefixes start after the child's byte.
+    const std::string byte(1, static_cast<char>(trie.byte(child)));
     for (const MaskWalk::Boundary& b : below->boundaries) {
-      walk->boundaries.push_back({std::string(1, static_cast<char>(byte)) + b.prefix, b.nodes});
+      walk->boundaries.push_back({byte + b.prefix, b.nodes});
     }
-  });
+  }
   if (!ending_here.empty()) walk->boundaries.push_back({"", std::move(ending_here)});
   inside.MoveInto(*walk);
-  return walk;
+  return vocab.mask_store().Insert(assembled_key, std::move(walk));
 }
 
 std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa,

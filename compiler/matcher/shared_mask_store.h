@@ -13,6 +13,7 @@
 #ifndef MASKD_COMPILER_MATCHER_SHARED_MASK_STORE_H_
 #define MASKD_COMPILER_MATCHER_SHARED_MASK_STORE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -28,9 +29,19 @@
 
 namespace maskd {
 
+// A number no other MaskWalk of the process has (see MaskWalk::serial).
+inline uint64_t NewMaskWalkSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 // The walk of the token trie (or of one root child's subtree) from one lexer
 // position with the lexer alone.
 struct MaskWalk {
+  // Names this walk's content for as long as the process runs (unlike its
+  // address, which a later walk may reuse): whole-trie walks assembled from
+  // the same subtree walks are equal, and are found again by their serials.
+  const uint64_t serial = NewMaskWalkSerial();
   // Tokens that never leave the lexeme: a bitmask when many, else ids (in
   // no particular order).
   std::vector<uint32_t> inside_words;  // empty when inside_ids is used
@@ -58,6 +69,9 @@ class SharedMaskStore {
  public:
   // Marks a walk of the whole trie (Key::subtree).
   static constexpr uint32_t kWholeTrie = 0xFFFFFFFFu;
+  // Marks a whole-trie walk keyed by the subtree walks it was assembled
+  // from (Key::state folds their serials), not by a lexer state.
+  static constexpr uint32_t kAssembled = 0xFFFFFFFEu;
 
   // A lexer position: the state's fingerprint and whether a lexeme is in
   // progress (a lexeme that has not begun cannot end at the first byte);
