@@ -106,7 +106,7 @@ class Lowering {
   // when no byte string matches it.
   absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false) {
     const ExprId regex = pool_.Concat(token, ws_);
-    absl::StatusOr<bool> empty = pool_.IsEmpty(regex);
+    absl::StatusOr<bool> empty = pool_.IsEmpty(regex, /*budget=*/20000, options_.deadline);
     if (!empty.ok()) {
       // Name the token (its name carries the schema pointer): the pool's own
       // message cannot say which schema part was too complex.
@@ -483,7 +483,8 @@ class Lowering {
     for (size_t i = 0; i < patterns.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
         absl::StatusOr<bool> empty =
-            pool_.IsEmpty(pool_.And(std::vector<ExprId>{base, patterns[i], patterns[j]}));
+            pool_.IsEmpty(pool_.And(std::vector<ExprId>{base, patterns[i], patterns[j]}),
+                          /*budget=*/20000, options_.deadline);
         if (!empty.ok()) return empty.status();
         if (!*empty) return Unsupported("overlapping patternProperties", node);
       }

@@ -459,7 +459,8 @@ ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
   return kNothing;
 }
 
-absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget) {
+absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget,
+                                      std::chrono::steady_clock::time_point deadline) {
   if (e == kNothing) return true;
   if (Nullable(e) || !HasBoolean(e)) return false;
   if (emptiness_[e] != 0) return emptiness_[e] == 1;
@@ -483,7 +484,11 @@ absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget) {
       open(later);
   open.push({MinLength(e), 0});
   const std::vector<uint8_t> reps = class_rep_;
-  while (!open.empty()) {
+  for (uint32_t expanded = 0; !open.empty(); ++expanded) {
+    if (expanded % 64 == 63 && std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "regex emptiness check ran past the time limit after ", seen.size(), " states"));
+    }
     const uint32_t i = open.top().second;
     open.pop();
     for (uint8_t r : reps) {

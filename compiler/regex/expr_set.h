@@ -17,6 +17,7 @@
 #define MASKD_COMPILER_REGEX_EXPR_SET_H_
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -143,7 +144,14 @@ class ExprSet {
   // Whether L(e) is empty, decided exactly by exploring derivatives (memoized).
   // ResourceExhausted when more than `budget` distinct derivatives would have
   // to be explored to decide.
-  absl::StatusOr<bool> IsEmpty(ExprId e, size_t budget = 20000);
+  absl::StatusOr<bool> IsEmpty(ExprId e, size_t budget = 20000) {
+    return IsEmpty(e, budget, std::chrono::steady_clock::time_point::max());
+  }
+  // The same, also stopping with DeadlineExceeded once `deadline` has passed
+  // (a compile's time limit: a budget of states alone can take seconds when
+  // each state is a large And/Not).
+  absl::StatusOr<bool> IsEmpty(ExprId e, size_t budget,
+                               std::chrono::steady_clock::time_point deadline);
   // Whether e matches the whole of `bytes` (by derivatives; for tests).
   bool Matches(ExprId e, std::string_view bytes);
 

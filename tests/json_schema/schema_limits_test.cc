@@ -172,6 +172,26 @@ TEST(SchemaLimitsTest, TimeLimitNamesTheValueBeingLowered) {
   EXPECT_THAT(g.status().message(), HasSubstr("time limit"));
 }
 
+TEST(SchemaLimitsTest, TimeLimitStopsAnEmptinessCheckMidway) {
+  // Intersected patterns and negated patterns whose emptiness check exhausts
+  // its budget of states only after seconds (found by the json_schema
+  // fuzzer): the check itself watches the compile's deadline, so the limit
+  // stops it (DeadlineExceeded) long before the budget would
+  // (ResourceExhausted).
+  const std::string schema = R"({"type": "string", "allOf": [
+      {"pattern": "^([a-z][0-9])+$"}, {"pattern": "((c1d3g3).{4,8}){6,6}"},
+      {"pattern": "(t|8){10,10}$"},
+      {"anyOf": [{"not": {"pattern": "^([`-z][0-9])+$"}},
+                 {"not": {"pattern": "^((t1d3kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkg3).{4,8}){6,6}"}},
+                 {"not": {"pattern": "(t|8){10,10}$"}}]}], "minLength": 100})";
+  CompileOptions options;
+  options.time_limit_ms = 50;
+  auto g = CompileSchema(schema, options);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kDeadlineExceeded) << g.status();
+  EXPECT_THAT(g.status().message(), HasSubstr("lexeme string"));
+}
+
 TEST(SchemaLimitsTest, TenThousandEntryEnumCompilesExactly) {
   std::string s = R"({"enum":[)";
   for (int i = 0; i < 10000; ++i) absl::StrAppend(&s, i ? "," : "", "\"value", i, "\"");
