@@ -72,6 +72,24 @@ std::shared_ptr<FakeTokenizer> Vocab(std::mt19937& rng) {
                                          "mask-cache-vocab");
 }
 
+std::shared_ptr<const CompiledGrammarImpl> CompileImpl(const std::string& schema,
+                                                       std::shared_ptr<const Tokenizer> tok) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = schema;
+  auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), std::move(tok));
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return nullptr;
+  return std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
+}
+
+// The lexer state before the first byte of any of the grammar's lexemes.
+regex::StateId StartOfAnyLexeme(const CompiledGrammarImpl& g) {
+  LexemeSet all(g.grammar().num_lexemes());
+  for (LexemeId id = 0; id < g.grammar().num_lexemes(); ++id) all.Insert(id);
+  return g.LexerStart(all);
+}
+
 TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
   std::mt19937 rng(11);
   auto tok = Vocab(rng);
@@ -94,17 +112,11 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
   };
   int states_checked = 0;
   for (const std::string& schema : schemas) {
-    GrammarSpec spec;
-    spec.kind = SpecKind::kJsonSchema;
-    spec.text = schema;
-    auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), tok);
-    ASSERT_TRUE(compiled.ok()) << compiled.status();
-    auto g = std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
+    auto g = CompileImpl(schema, tok);
+    ASSERT_NE(g, nullptr);
     const regex::LazyDfa& dfa = g->dfa();
-    LexemeSet all(g->grammar().num_lexemes());
-    for (LexemeId id = 0; id < g->grammar().num_lexemes(); ++id) all.Insert(id);
     // Every lexer state reachable from the start of any lexeme (bounded).
-    std::vector<regex::StateId> states = {g->LexerStart(all)};
+    std::vector<regex::StateId> states = {StartOfAnyLexeme(*g)};
     std::set<regex::StateId> seen(states.begin(), states.end());
     for (size_t i = 0; i < states.size() && states.size() < 400; ++i) {
       for (int b = 0; b < 256; ++b) {
@@ -134,16 +146,10 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
 TEST(MaskCacheTest, CountedStringPositionsShareSubtreeWalks) {
   std::mt19937 rng(5);
   auto tok = Vocab(rng);
-  GrammarSpec spec;
-  spec.kind = SpecKind::kJsonSchema;
-  spec.text = R"({"type":"string","maxLength":60})";
-  auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), tok);
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto g = std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
+  auto g = CompileImpl(R"({"type":"string","maxLength":60})", tok);
+  ASSERT_NE(g, nullptr);
   const regex::LazyDfa& dfa = g->dfa();
-  LexemeSet all(g->grammar().num_lexemes());
-  for (LexemeId id = 0; id < g->grammar().num_lexemes(); ++id) all.Insert(id);
-  regex::StateId s = dfa.Step(g->LexerStart(all), '"');
+  regex::StateId s = dfa.Step(StartOfAnyLexeme(*g), '"');
   ASSERT_NE(s, regex::LazyDfa::kDead);
   size_t root_children = 0;
   g->vocab().trie().ForEachRootChild([&](uint32_t) { ++root_children; });
