@@ -158,16 +158,7 @@ class SessionDictionaryTest : public ::testing::Test {
   }
 
   std::vector<uint32_t> Reference(const std::string& text) {
-    GrammarSpec spec;
-    spec.kind = SpecKind::kJsonSchema;
-    spec.text = kSchema;
-    auto grammar = CompiledGrammar::Compile(spec, CompileOptions(), harness_.tokenizer_ptr());
-    EXPECT_TRUE(grammar.ok()) << grammar.status();
-    auto matcher = Matcher::Create(*grammar);
-    EXPECT_TRUE(matcher->AcceptBytes(text));
-    std::vector<uint32_t> words((harness_.tokenizer().vocab_size() + 31) / 32);
-    matcher->FillMask(words);
-    return words;
+    return harness_.ReferenceMask(kSchema, text);
   }
 
   SessionHarness harness_;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/matcher/matcher.h"
+#include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
 #include "service/compile_handler.h"
 #include "service/grammar_store.h"
@@ -58,6 +60,22 @@ class SessionHarness {
     request.set_tokenizer_id(tokenizer_->id());
     request.mutable_spec()->set_json_schema(schema);
     return request;
+  }
+
+  // What the in-process engine allows after `text` under `schema`: the mask a
+  // session must return there (bitmask words).
+  std::vector<uint32_t> ReferenceMask(const std::string& schema, const std::string& text) const {
+    GrammarSpec spec;
+    spec.kind = SpecKind::kJsonSchema;
+    spec.text = schema;
+    auto grammar = CompiledGrammar::Compile(spec, CompileOptions(), tokenizer_);
+    EXPECT_TRUE(grammar.ok()) << grammar.status();
+    if (!grammar.ok()) return {};
+    auto matcher = Matcher::Create(*grammar);
+    EXPECT_TRUE(matcher->AcceptBytes(text));
+    std::vector<uint32_t> words((tokenizer_->vocab_size() + 31) / 32);
+    matcher->FillMask(words);
+    return words;
   }
 
   // The metrics registry in the Prometheus text format.
