@@ -7,6 +7,22 @@
 #include "compiler/regex/horizon.h"
 
 namespace maskd::regex {
+namespace {
+
+// One fingerprint for a state's expression fingerprints, in any order: tags
+// differ between grammars, so a state is the multiset of its expressions.
+// `seed` keeps kinds of fingerprint apart.
+Fingerprint MultisetFingerprint(std::vector<Fingerprint> parts, uint64_t seed) {
+  std::sort(parts.begin(), parts.end());
+  Fingerprint out{parts.size() + seed, ~uint64_t{parts.size()}};
+  for (const Fingerprint& p : parts) {
+    out.Fold(p.hi);
+    out.Fold(p.lo);
+  }
+  return out;
+}
+
+}  // namespace
 
 LazyDfa::LazyDfa(ExprSet* pool, Options options)
     : options_(options),
@@ -156,14 +172,7 @@ Fingerprint LazyDfa::StateFingerprint(StateId s) const {
     std::lock_guard<std::mutex> lock(mu_);
     for (const TaggedExpr& t : Info(s).exprs) parts.push_back(pool_->GetFingerprint(t.expr));
   }
-  // Tags differ between grammars: the state is the multiset of expressions.
-  std::sort(parts.begin(), parts.end());
-  Fingerprint out{parts.size(), ~uint64_t{parts.size()}};
-  for (const Fingerprint& p : parts) {
-    out.Fold(p.hi);
-    out.Fold(p.lo);
-  }
-  return out;
+  return MultisetFingerprint(std::move(parts), 0);
 }
 
 std::optional<Fingerprint> LazyDfa::StateHorizonFingerprint(StateId s, uint32_t horizon) const {
@@ -176,13 +185,7 @@ std::optional<Fingerprint> LazyDfa::StateHorizonFingerprint(StateId s, uint32_t 
       parts.push_back(*f);
     }
   }
-  std::sort(parts.begin(), parts.end());
-  Fingerprint out{parts.size() + 0x486F72697A6F6Eull, ~uint64_t{parts.size()}};
-  for (const Fingerprint& p : parts) {
-    out.Fold(p.hi);
-    out.Fold(p.lo);
-  }
-  return out;
+  return MultisetFingerprint(std::move(parts), 0x486F72697A6F6Eull);  // "Horizon"
 }
 
 absl::Status LazyDfa::status() const {
