@@ -17,6 +17,7 @@ namespace maskd::json_schema {
 namespace {
 
 using regex::ExprId;
+using regex::ExprKind;
 using regex::ExprSet;
 
 std::string At(const SchemaNode& node) {
@@ -358,7 +359,27 @@ class Lowering {
 
   ExprId QuotedString(ExprId decoded) {
     const ExprId quote = pool_.Byte('"');
-    return pool_.Concat(std::vector<ExprId>{quote, JsonQuote(pool_, decoded), quote});
+    const ExprId encoded = JsonQuote(pool_, decoded);
+    ProveLengthCounter(decoded);
+    return pool_.Concat(std::vector<ExprId>{quote, encoded, quote});
+  }
+
+  // For a string bounded by a maxLength and one other constraint, And(A,
+  // any code point{lo,hi}): proves that A's encodings are whole encoded code
+  // points, the fact that lets the matcher share mask walks between the
+  // positions of such a string (regex/horizon.h). Nothing happens when it
+  // cannot be proven; masks stay exact either way.
+  void ProveLengthCounter(ExprId decoded) {
+    if (pool_.kind(decoded) != ExprKind::kAnd || pool_.Args(decoded).size() != 2) return;
+    const ExprId any = pool_.AnyCodepoint();
+    for (int i = 0; i < 2; ++i) {
+      const ExprId counter = pool_.Args(decoded)[i];
+      const ExprId body = pool_.Args(decoded)[1 - i];
+      if (pool_.kind(counter) == ExprKind::kRepeat && pool_.Args(counter)[0] == any) {
+        pool_.ProveWithin(JsonQuote(pool_, body), pool_.Star(JsonQuote(pool_, any)));
+        return;
+      }
+    }
   }
 
   // `"key"` + whitespace + `:` for a declared key.

@@ -86,8 +86,8 @@ void WalkBelow(const regex::LazyDfa& dfa, const TokenTrie& trie, uint32_t root,
 
 }  // namespace
 
-size_t MaskCacheEntry::ByteSize() const {
-  size_t n = sizeof(*this) + walk->ByteSize() + groups.capacity() * sizeof(EndGroup);
+size_t MaskCacheEntry::OwnByteSize() const {
+  size_t n = sizeof(*this) + groups.capacity() * sizeof(EndGroup);
   for (const EndGroup& g : groups) n += g.nodes.capacity() * sizeof(g.nodes[0]);
   return n;
 }
@@ -103,7 +103,12 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
   }
   // Computed outside the lock: two threads may both compute an entry; the
   // first one stored wins and both are identical.
-  const SharedMaskStore::Key shared_key{dfa.StateFingerprint(state), in_lexeme};
+  // Keyed by what the state says about strings as long as the longest
+  // token: positions of a counted string far from its bounds share one walk
+  // (and need no stepping of every root child to find that out).
+  const SharedMaskStore::Key shared_key{
+      dfa.StateHorizonFingerprint(state, static_cast<uint32_t>(vocab.trie().max_depth())),
+      in_lexeme, SharedMaskStore::kWholeTrie, true};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
   if (walk == nullptr) {
     walk = vocab.mask_store().Insert(shared_key, AssembleWalk(dfa, vocab, state, in_lexeme));
@@ -119,7 +124,10 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
   entry->walk = std::move(walk);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = entries_.emplace(key, entry);
-  if (inserted) AddBytesLocked(entry->ByteSize());
+  if (inserted) {
+    AddBytesLocked(entry->OwnByteSize());
+    AddWalkBytesLocked(*entry->walk);
+  }
   return it->second;
 }
 
@@ -178,15 +186,13 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
   }
   const TokenTrie& trie = vocab.trie();
   // The walk looks at most the subtree's height ahead: key it by what the
-  // state says about that many bytes, where that can be told (positions of
-  // a counted string share their walks), else by the state itself. The
-  // boundaries' end states are found again from `state` (MaskCache::Get),
-  // and states equal over the horizon agree on their accepting tags.
-  const std::optional<regex::Fingerprint> horizon =
-      dfa.StateHorizonFingerprint(state, vocab.root_child_height(trie.byte(child)));
-  const SharedMaskStore::Key shared_key =
-      horizon.has_value() ? SharedMaskStore::Key{*horizon, true, child, true}
-                          : SharedMaskStore::Key{dfa.StateFingerprint(state), true, child};
+  // state says about that many bytes (positions of a counted string share
+  // their walks). The boundaries' end states are found again from `state`
+  // (MaskCache::Get), and states equal over the horizon agree on their
+  // accepting tags.
+  const SharedMaskStore::Key shared_key{
+      dfa.StateHorizonFingerprint(state, vocab.root_child_height(trie.byte(child))), true, child,
+      true};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
   if (walk == nullptr) {
     auto computed = std::make_shared<MaskWalk>();
@@ -198,8 +204,12 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = subtrees_.emplace(key, walk);
-  if (inserted) AddBytesLocked(walk->ByteSize());
+  if (inserted) AddWalkBytesLocked(*walk);
   return it->second;
+}
+
+void MaskCache::AddWalkBytesLocked(const MaskWalk& walk) const {
+  if (counted_walks_.insert(walk.serial).second) AddBytesLocked(walk.ByteSize());
 }
 
 void MaskCache::AddBytesLocked(size_t bytes) const {

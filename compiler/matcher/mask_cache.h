@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "compiler/matcher/shared_mask_store.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/regex/lazy_dfa.h"
@@ -44,7 +45,9 @@ struct MaskCacheEntry {
     std::vector<const std::vector<uint32_t>*> nodes;  // lists owned by `walk`
   };
   std::vector<EndGroup> groups;
-  size_t ByteSize() const;
+  // Bytes of the entry itself, its walk not included (walks are shared
+  // between entries and counted once, see MaskCache::AddWalkBytesLocked).
+  size_t OwnByteSize() const;
 };
 
 class MaskCache {
@@ -75,6 +78,10 @@ class MaskCache {
                                               uint32_t child, regex::StateId state) const;
   // Counts `bytes` against the budget; mu_ held.
   void AddBytesLocked(size_t bytes) const;
+  // Counts a walk's bytes the first time this cache holds it: the positions
+  // of a long counted string share one walk, which must not fill the
+  // budget thousands of times over. mu_ held.
+  void AddWalkBytesLocked(const MaskWalk& walk) const;
 
   const size_t max_bytes_;
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
@@ -84,6 +91,8 @@ class MaskCache {
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskCacheEntry>> entries_;
   // (root child, state after its byte) -> subtree walk; guarded by mu_.
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskWalk>> subtrees_;
+  // Serials of the walks counted in bytes_; guarded by mu_.
+  mutable absl::flat_hash_set<uint64_t> counted_walks_;
   mutable size_t bytes_ = 0;
   mutable bool full_;
 };

@@ -1,6 +1,8 @@
 #include "compiler/regex/expr_set.h"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <queue>
 
@@ -126,6 +128,7 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
   n.c = key.c;
   n.min_len = min_len;
   n.max_len = max_len;
+  n.completion_bound = ComputeCompletionBound(key);
   switch (key.kind) {
     case ExprKind::kByteSet:
       n.a = key.b;
@@ -153,6 +156,37 @@ void Fingerprint::Fold(uint64_t v) {
   // Two independently seeded lanes.
   hi = mix(hi ^ mix(v ^ 0x6A09E667F3BCC908ull));
   lo = mix(lo ^ mix(v ^ 0xBB67AE8584CAA73Bull) ^ hi);
+}
+
+uint32_t ExprSet::ComputeCompletionBound(const Key& key) const {
+  switch (key.kind) {
+    case ExprKind::kNothing:
+    case ExprKind::kEpsilon:
+      return 0;
+    case ExprKind::kByteSet:
+      return 1;
+    case ExprKind::kConcat: {
+      // A live prefix of ab is live in a (then a's bound plus the shortest
+      // b) or has finished an a and is live in b.
+      const ExprId a = key.args[0], b = key.args[1];
+      return std::max(SatAdd(CompletionBound(a), MinLength(b)), CompletionBound(b));
+    }
+    case ExprKind::kOr: {
+      uint32_t bound = 0;
+      for (ExprId a : key.args) bound = std::max(bound, CompletionBound(a));
+      return bound;
+    }
+    case ExprKind::kRepeat: {
+      // A live prefix of a{lo,hi} is j whole a's and a live prefix of one
+      // more: at most that one's bound plus lo - 1 shortest a's remain.
+      const ExprId a = key.args[0];
+      return SatAdd(CompletionBound(a), SatMul(key.b > 0 ? key.b - 1 : 0, MinLength(a)));
+    }
+    case ExprKind::kAnd:
+    case ExprKind::kNot:
+      return kInf;
+  }
+  return kInf;
 }
 
 Fingerprint ExprSet::ComputeFingerprint(const Key& key) const {
@@ -374,6 +408,40 @@ ExprId ExprSet::RepeatUnchecked(ExprId a, uint32_t min, uint32_t max) {
   return Intern(Key{ExprKind::kRepeat, min, max, {a}}, flags, SatMul(MinLength(a), min), max_len);
 }
 
+ExprId ExprSet::NonEmptyAtDepth(ExprId e, int depth) {
+  if (!Nullable(e)) return e;
+  // Deep structures (long runs of optional items) keep the plain form
+  // rather than recursing without bound.
+  constexpr int kMaxDepth = 32;
+  if (depth < kMaxDepth) {
+    switch (kind(e)) {
+      case ExprKind::kEpsilon:
+        return kNothing;
+      case ExprKind::kOr: {
+        std::vector<ExprId> args(Args(e).begin(), Args(e).end());
+        for (ExprId& a : args) a = NonEmptyAtDepth(a, depth + 1);
+        return Or(args);
+      }
+      case ExprKind::kConcat: {
+        // ab minus the empty string: a non-empty a, then b; or an empty a,
+        // then a non-empty b. (Both are nullable here.)
+        const ExprId a = Args(e)[0], b = Args(e)[1];
+        return Or(Concat(NonEmptyAtDepth(a, depth + 1), b), NonEmptyAtDepth(b, depth + 1));
+      }
+      case ExprKind::kRepeat: {
+        // x{0,n} minus the empty string: a first non-empty iteration, then
+        // up to n-1 more (empty iterations dropped).
+        const ExprId x = Args(e)[0];
+        const uint32_t max = RepeatMax(e);
+        return Concat(NonEmptyAtDepth(x, depth + 1), Repeat(x, 0, max == kInf ? kInf : max - 1));
+      }
+      default:
+        break;
+    }
+  }
+  return And(e, Not(kEpsilon));
+}
+
 ExprId ExprSet::Literal(std::string_view bytes) {
   ExprId acc = kEpsilon;
   for (size_t i = bytes.size(); i-- > 0;) acc = Concat(Byte(static_cast<uint8_t>(bytes[i])), acc);
@@ -425,7 +493,182 @@ ExprId ExprSet::Derivative(ExprId e, uint8_t b) {
   if (it != derivatives_.end()) return it->second;
   ExprId d = ComputeDerivative(e, b);
   derivatives_.emplace(key, d);
+  if (!within_.empty() && d != kNothing) {
+    if (auto facts = within_.find(e); facts != within_.end()) {
+      // A copy: AddWithinFact may rehash within_.
+      const absl::InlinedVector<ExprId, 2> us = facts->second;
+      for (ExprId u : us) AddWithinFact(d, Derivative(u, b));
+    }
+  }
   return d;
+}
+
+bool ExprSet::ProveWithin(ExprId x, ExprId u) {
+  if (HasBoolean(x) || HasBoolean(u)) return false;
+  // Sets of derivatives of u, sorted. Reach(e, S): the derivatives of u that
+  // the strings of e lead the members of S to (a superset for repetitions).
+  using States = std::vector<ExprId>;
+  constexpr size_t kMaxStates = 64;
+  constexpr size_t kMaxWork = 200000;
+  absl::flat_hash_set<ExprId> seen_states = {u};
+  absl::flat_hash_map<std::pair<ExprId, States>, States> memo;
+  size_t work = 0;
+  bool gave_up = false;
+  auto merge = [](States& into, const States& from) {
+    States out;
+    std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(out));
+    into = std::move(out);
+  };
+  std::function<States(ExprId, const States&)> reach = [&](ExprId e, const States& in) -> States {
+    if (gave_up || in.empty()) return {};
+    if (++work > kMaxWork) {
+      gave_up = true;
+      return {};
+    }
+    // Concat chains are right-associated and may be long: walk them.
+    States states = in;
+    for (; kind(e) == ExprKind::kConcat && !gave_up; e = Args(e)[1]) {
+      states = reach(Args(e)[0], states);
+    }
+    if (gave_up) return {};
+    const std::pair<ExprId, States> key{e, states};
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    States out;
+    switch (kind(e)) {
+      case ExprKind::kNothing:
+        break;
+      case ExprKind::kEpsilon:
+        out = states;
+        break;
+      case ExprKind::kByteSet: {
+        // Bytes of one class have equal derivatives: one per class will do.
+        const ByteSet set = GetByteSet(e);
+        absl::flat_hash_set<ExprId> next;
+        for (ExprId s : states) {
+          for (uint8_t rep : std::vector<uint8_t>(class_rep_)) {
+            if (set.Contains(rep)) next.insert(Derivative(s, rep));
+          }
+        }
+        out.assign(next.begin(), next.end());
+        std::sort(out.begin(), out.end());
+        for (ExprId s : out) {
+          seen_states.insert(s);
+          if (s == kNothing || seen_states.size() > kMaxStates) gave_up = true;
+        }
+        break;
+      }
+      case ExprKind::kOr: {
+        // A copy: derivatives add nodes, which may move the pool's args.
+        const std::vector<ExprId> args(Args(e).begin(), Args(e).end());
+        for (ExprId a : args) merge(out, reach(a, states));
+        break;
+      }
+      case ExprKind::kRepeat: {
+        // Any number of iterations: the least fixpoint from `states`.
+        out = states;
+        for (States frontier = states; !frontier.empty() && !gave_up;) {
+          States next = reach(Args(e)[0], frontier), added;
+          std::set_difference(next.begin(), next.end(), out.begin(), out.end(),
+                              std::back_inserter(added));
+          merge(out, added);
+          frontier = std::move(added);
+        }
+        break;
+      }
+      default:  // And, Not: excluded above; Concat: walked above.
+        gave_up = true;
+        break;
+    }
+    memo.emplace(key, out);
+    return out;
+  };
+  const States end = reach(x, States{u});
+  if (gave_up) return false;
+  for (ExprId s : end) {
+    if (!Nullable(s)) return false;
+  }
+  AddWithinFact(x, u);
+  return true;
+}
+
+void ExprSet::AddWithinFact(ExprId x, ExprId u) {
+  std::vector<std::pair<ExprId, ExprId>> work = {{x, u}};
+  while (!work.empty()) {
+    const auto [a, v] = work.back();
+    work.pop_back();
+    if (a == kNothing) continue;
+    absl::InlinedVector<ExprId, 2>& facts = within_[a];
+    if (std::find(facts.begin(), facts.end(), v) != facts.end()) continue;
+    facts.push_back(v);
+    for (int b = 0; b < 256; ++b) {
+      auto it = derivatives_.find((uint64_t{a} << 8) | static_cast<uint64_t>(b));
+      if (it == derivatives_.end()) continue;
+      const ExprId da = it->second;
+      work.push_back({da, Derivative(v, static_cast<uint8_t>(b))});
+    }
+  }
+}
+
+bool ExprSet::ProvablyNonEmpty(ExprId e, int depth) const {
+  if (!HasBoolean(e) || Nullable(e)) return e != kNothing;
+  if (emptiness_[e] != 0) return emptiness_[e] == 2;
+  if (depth > 16) return false;
+  switch (kind(e)) {
+    case ExprKind::kConcat:
+      // Right-associated chains: check the items, then the last element.
+      for (; kind(e) == ExprKind::kConcat; e = Args(e)[1]) {
+        if (!ProvablyNonEmpty(Args(e)[0], depth + 1)) return false;
+      }
+      return ProvablyNonEmpty(e, depth + 1);
+    case ExprKind::kOr:
+      for (ExprId a : Args(e)) {
+        if (ProvablyNonEmpty(a, depth + 1)) return true;
+      }
+      return false;
+    case ExprKind::kRepeat:
+      return ProvablyNonEmpty(Args(e)[0], depth + 1);
+    case ExprKind::kAnd: {
+      // A length counter whose pattern has a short enough member: that
+      // member has at most MinLength(body) units (each at least a byte).
+      std::optional<CountedAnd> c = AsCountedAnd(e);
+      return c.has_value() && c->min == 0 && MinLength(c->body) <= c->max;
+    }
+    default:
+      return false;
+  }
+}
+
+std::optional<ExprSet::CountedAnd> ExprSet::AsCountedAnd(ExprId e) const {
+  if (kind(e) != ExprKind::kAnd || Args(e).size() != 2) return std::nullopt;
+  // A Concat chain split into its items (left args) and its last element.
+  auto split = [&](ExprId c, absl::InlinedVector<ExprId, 4>& items) {
+    for (; kind(c) == ExprKind::kConcat; c = Args(c)[1]) items.push_back(Args(c)[0]);
+    return c;
+  };
+  for (int i = 0; i < 2; ++i) {
+    const ExprId body = Args(e)[i];
+    if (HasBoolean(body)) continue;
+    absl::InlinedVector<ExprId, 4> items;
+    const ExprId counter = split(Args(e)[1 - i], items);
+    if (kind(counter) != ExprKind::kRepeat) continue;
+    const ExprId unit = Args(counter)[0];
+    if (MinLength(unit) < 1) continue;
+    for (ExprId u : KnownWithin(body)) {
+      absl::InlinedVector<ExprId, 4> star_items;
+      const ExprId star = split(u, star_items);
+      if (star_items == items && kind(star) == ExprKind::kRepeat && Args(star)[0] == unit &&
+          RepeatMin(star) == 0 && RepeatMax(star) == kInf) {
+        return CountedAnd{body, RepeatMin(counter), RepeatMax(counter)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::span<const ExprId> ExprSet::KnownWithin(ExprId x) const {
+  auto it = within_.find(x);
+  if (it == within_.end()) return {};
+  return std::span<const ExprId>(it->second.data(), it->second.size());
 }
 
 ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
@@ -464,6 +707,10 @@ absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget,
   if (e == kNothing) return true;
   if (Nullable(e) || !HasBoolean(e)) return false;
   if (emptiness_[e] != 0) return emptiness_[e] == 1;
+  if (ProvablyNonEmpty(e, 0)) {
+    emptiness_[e] = 2;
+    return false;
+  }
   if (ProbeWitness(e)) return false;
   // Best-first search over derivatives (by one byte per class) for a nullable
   // one, expanding the expression with the smallest MinLength first (newest

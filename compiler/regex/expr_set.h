@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -117,8 +118,12 @@ class ExprSet {
   ExprId AnyCodepoint();
   // Any valid UTF-8 string (AnyCodepoint*).
   ExprId AnyUtf8String() { return Star(AnyCodepoint()); }
-  // e minus the empty string.
-  ExprId NonEmpty(ExprId e) { return Nullable(e) ? And(e, Not(kEpsilon)) : e; }
+  // e minus the empty string. Pushed into Or, Concat and Repeat where it
+  // can be (x{0,n} minus the empty string is (x minus it) x{0,n-1}), so a
+  // boolean-free e gives a boolean-free result: anchored patterns stay free
+  // of And/Not, which keeps their states cheap (no emptiness checks) and
+  // their walks shareable (horizon.h). And(e, Not(empty)) past a depth.
+  ExprId NonEmpty(ExprId e) { return NonEmptyAtDepth(e, 0); }
 
   // ---- Inspection. ----
   size_t size() const { return nodes_.size(); }
@@ -130,6 +135,11 @@ class ExprSet {
   // Sound bounds on the length of the strings of e (max may be kUnbounded).
   uint32_t MinLength(ExprId e) const { return nodes_[e].min_len; }
   uint32_t MaxLength(ExprId e) const { return nodes_[e].max_len; }
+  // How far from acceptance a live prefix can be: for every string w that is
+  // a prefix of a member of e, some member starting with w is at most
+  // CompletionBound(e) bytes longer than w. A sound bound derived from the
+  // structure; kUnbounded for expressions using And or Not.
+  uint32_t CompletionBound(ExprId e) const { return nodes_[e].completion_bound; }
   // Args: Concat -> {left, right}; Or/And -> args; Not/Repeat -> {arg}.
   std::span<const ExprId> Args(ExprId e) const;
   const ByteSet& GetByteSet(ExprId e) const { return byte_sets_[nodes_[e].a]; }
@@ -154,6 +164,28 @@ class ExprSet {
                                std::chrono::steady_clock::time_point deadline);
   // Whether e matches the whole of `bytes` (by derivatives; for tests).
   bool Matches(ExprId e, std::string_view bytes);
+
+  // ---- Containment facts. ----
+  // Tries to prove L(x) ⊆ L(u) for boolean-free x and u: runs x's structure
+  // over the derivatives of u, collecting (a superset of) the derivatives
+  // that x's strings lead u to; all must be nullable. On success the fact is
+  // recorded and derivatives keep it (L(x) ⊆ L(u) implies d_b(x) ⊆ d_b(u)),
+  // for derivatives computed before and after. False means "not proven"
+  // (including when u has more than a few dozen derivatives). Exists so a
+  // caller can tell an And that only counts (horizon.h) from a real one.
+  bool ProveWithin(ExprId x, ExprId u);
+  // Every u with a recorded L(x) ⊆ L(u) (empty when none).
+  std::span<const ExprId> KnownWithin(ExprId x) const;
+  // A length counter: e = And(X, P·Y{min,max}) with X boolean-free, Y at
+  // least one byte long, and the recorded fact L(X) ⊆ L(P·Y*) -- a string
+  // of X (a pattern) whose units (encoded code points) are also counted.
+  // Such an e is X with at most `max` and at least `min` units after P.
+  struct CountedAnd {
+    ExprId body;  // X
+    uint32_t min;
+    uint32_t max;
+  };
+  std::optional<CountedAnd> AsCountedAnd(ExprId e) const;
 
   // Byte classes: bytes no byte set in the pool tells apart, so derivatives
   // by any two bytes of a class are equal. Refined as byte sets are added.
@@ -184,6 +216,7 @@ class ExprSet {
     uint32_t args_len = 0;
     uint32_t min_len = 0;
     uint32_t max_len = 0;
+    uint32_t completion_bound = 0;
   };
   struct Key {
     ExprKind kind;
@@ -201,6 +234,14 @@ class ExprSet {
   ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
   void RefineClasses(const ByteSet& set);
   ExprId ComputeDerivative(ExprId e, uint8_t b);
+  ExprId NonEmptyAtDepth(ExprId e, int depth);
+  // True when e is non-empty by its structure alone (boolean-free parts,
+  // length counters with room); false means "unknown".
+  bool ProvablyNonEmpty(ExprId e, int depth) const;
+  uint32_t ComputeCompletionBound(const Key& key) const;
+  // Records L(x) ⊆ L(u) and passes it on to the derivatives of x already
+  // computed (and theirs).
+  void AddWithinFact(ExprId x, ExprId u);
   // A cheap greedy search for a member of L(e); true (and e marked
   // non-empty) when found. False means "unknown", not "empty".
   bool ProbeWitness(ExprId e);
@@ -216,6 +257,8 @@ class ExprSet {
   // Per node: 0 unknown, 1 empty, 2 non-empty.
   std::vector<uint8_t> emptiness_;
   std::vector<Fingerprint> fingerprints_;  // Per node.
+  // Containment facts (ProveWithin), by the contained expression.
+  absl::flat_hash_map<ExprId, absl::InlinedVector<ExprId, 2>> within_;
   std::array<uint8_t, 256> byte_class_{};
   std::vector<uint8_t> class_rep_;
   // Bytes that recently led ProbeWitness closer to acceptance, most recent first.

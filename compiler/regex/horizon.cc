@@ -1,6 +1,7 @@
 #include "compiler/regex/horizon.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,34 +15,65 @@ namespace {
 constexpr uint64_t kHorizonSeedHi = 0x486F72697A6F6E31ull;  // "Horizon1"
 constexpr uint64_t kHorizonSeedLo = 0x436C616D70656421ull;  // "Clamped!"
 
+uint32_t SatAdd(uint32_t a, uint32_t b) {
+  return a > ExprSet::kUnbounded - b ? ExprSet::kUnbounded : a + b;
+}
+
+// For e = And(X, P·Y{0,n}) that agrees with X on every string of at most
+// `horizon` bytes (see horizon.h), X; else nullopt.
+std::optional<ExprId> CountedAndBody(const ExprSet& pool, ExprId e, uint32_t horizon) {
+  std::optional<ExprSet::CountedAnd> c = pool.AsCountedAnd(e);
+  if (!c.has_value() || c->min != 0) return std::nullopt;
+  if (c->max != ExprSet::kUnbounded && c->max < SatAdd(horizon, pool.CompletionBound(c->body))) {
+    return std::nullopt;
+  }
+  return c->body;
+}
+
 class Fingerprinter {
  public:
-  Fingerprinter(const ExprSet& pool, uint32_t horizon) : pool_(pool), horizon_(horizon) {}
+  Fingerprinter(const ExprSet& pool, uint32_t horizon, HorizonMemo& memo)
+      : pool_(pool), horizon_(horizon), memo_(memo) {}
 
   // Post-order with an explicit stack: Concat chains of long literals are as
   // deep as the literal is long.
   Fingerprint Run(ExprId root) {
+    if (std::optional<Fingerprint> f = Known(root)) return *f;
     std::vector<std::pair<ExprId, bool>> stack = {{root, false}};
     while (!stack.empty()) {
       auto [e, children_done] = stack.back();
       stack.pop_back();
-      if (memo_.contains(e)) continue;
-      // Leaves, and expressions with nothing to clamp within h bytes: the
-      // exact fingerprint will do.
-      if (pool_.Args(e).empty() || pool_.MaxLength(e) <= horizon_) {
-        memo_[e] = pool_.GetFingerprint(e);
-        continue;
-      }
+      if (Known(e).has_value()) continue;
+      std::optional<ExprId> counted_body;
+      if (pool_.kind(e) == ExprKind::kAnd) counted_body = CountedAndBody(pool_, e, horizon_);
       if (!children_done) {
         stack.push_back({e, true});
-        for (ExprId a : pool_.Args(e)) {
-          if (!memo_.contains(a)) stack.push_back({a, false});
+        if (counted_body.has_value()) {
+          stack.push_back({*counted_body, false});
+        } else {
+          for (ExprId a : pool_.Args(e)) stack.push_back({a, false});
         }
         continue;
       }
-      memo_[e] = Combine(e);
+      memo_[Key(e)] = counted_body.has_value() ? *Known(*counted_body) : Combine(e);
     }
-    return memo_.at(root);
+    return *Known(root);
+  }
+
+ private:
+  uint64_t Key(ExprId e) const { return (uint64_t{e} << 32) | horizon_; }
+
+  // The fingerprint of e when it needs no clamping (leaves, expressions with
+  // nothing to clamp within h bytes, And and Not other than length counters:
+  // the exact one) or was computed before; else nullopt.
+  std::optional<Fingerprint> Known(ExprId e) {
+    const ExprKind kind = pool_.kind(e);
+    if (pool_.Args(e).empty() || pool_.MaxLength(e) <= horizon_ || kind == ExprKind::kNot ||
+        (kind == ExprKind::kAnd && !CountedAndBody(pool_, e, horizon_).has_value())) {
+      return pool_.GetFingerprint(e);
+    }
+    if (auto it = memo_.find(Key(e)); it != memo_.end()) return it->second;
+    return std::nullopt;
   }
 
  private:
@@ -57,7 +89,7 @@ class Fingerprinter {
       case ExprKind::kOr: {
         // Argument order follows pool ids: sort, as ExprSet fingerprints do.
         absl::InlinedVector<Fingerprint, 8> parts;
-        for (ExprId a : args) parts.push_back(memo_.at(a));
+        for (ExprId a : args) parts.push_back(*Known(a));
         std::sort(parts.begin(), parts.end());
         for (const Fingerprint& p : parts) fold(p);
         break;
@@ -65,16 +97,18 @@ class Fingerprinter {
       case ExprKind::kRepeat: {
         uint32_t lo = pool_.RepeatMin(e);
         uint32_t hi = pool_.RepeatMax(e);
-        if (pool_.MinLength(args[0]) >= 1) {
-          if (lo > horizon_) lo = horizon_ + 1;
-          if (hi > horizon_) hi = ExprSet::kUnbounded;
+        if (const uint32_t m = pool_.MinLength(args[0]); m >= 1) {
+          // At most h / m whole iterations fit in h bytes.
+          const uint32_t most = horizon_ / m;
+          if (lo > most) lo = most + 1;
+          if (hi > most) hi = ExprSet::kUnbounded;
         }
         f.Fold((uint64_t{lo} << 32) | hi);
-        fold(memo_.at(args[0]));
+        fold(*Known(args[0]));
         break;
       }
-      default:  // Concat (And and Not are refused before; leaves are exact)
-        for (ExprId a : args) fold(memo_.at(a));
+      default:  // Concat (And and Not are handled in Run; leaves are exact)
+        for (ExprId a : args) fold(*Known(a));
         break;
     }
     return f;
@@ -82,14 +116,14 @@ class Fingerprinter {
 
   const ExprSet& pool_;
   const uint32_t horizon_;
-  absl::flat_hash_map<ExprId, Fingerprint> memo_;
+  HorizonMemo& memo_;
 };
 
 }  // namespace
 
-std::optional<Fingerprint> HorizonFingerprint(const ExprSet& pool, ExprId e, uint32_t horizon) {
-  if (pool.HasBoolean(e)) return std::nullopt;
-  return Fingerprinter(pool, horizon).Run(e);
+Fingerprint HorizonFingerprint(const ExprSet& pool, ExprId e, uint32_t horizon, HorizonMemo* memo) {
+  HorizonMemo local;
+  return Fingerprinter(pool, horizon, memo != nullptr ? *memo : local).Run(e);
 }
 
 }  // namespace maskd::regex

@@ -175,14 +175,13 @@ Fingerprint LazyDfa::StateFingerprint(StateId s) const {
   return MultisetFingerprint(std::move(parts), 0);
 }
 
-std::optional<Fingerprint> LazyDfa::StateHorizonFingerprint(StateId s, uint32_t horizon) const {
+Fingerprint LazyDfa::StateHorizonFingerprint(StateId s, uint32_t horizon) const {
   std::vector<Fingerprint> parts;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (horizon_memo_.size() > kMaxHorizonMemo) horizon_memo_.clear();
     for (const TaggedExpr& t : Info(s).exprs) {
-      std::optional<Fingerprint> f = HorizonFingerprint(*pool_, t.expr, horizon);
-      if (!f.has_value()) return std::nullopt;
-      parts.push_back(*f);
+      parts.push_back(HorizonFingerprint(*pool_, t.expr, horizon, &horizon_memo_));
     }
   }
   return MultisetFingerprint(std::move(parts), 0x486F72697A6F6Eull);  // "Horizon"
@@ -198,7 +197,7 @@ size_t LazyDfa::MemoryBytesLocked() const {
       (kBlockMask + 1) * (num_classes_ * sizeof(std::atomic<uint32_t>) + sizeof(StateInfo));
   return pool_->MemoryBytes() + num_blocks_ * block_bytes + max_blocks_ * sizeof(Block) +
          state_ids_.capacity() * (sizeof(std::pair<std::vector<uint64_t>, StateId>) + 1) +
-         state_bytes_;
+         horizon_memo_.capacity() * (sizeof(std::pair<uint64_t, Fingerprint>) + 1) + state_bytes_;
 }
 
 size_t LazyDfa::MemoryBytes() const {

@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/regex/byte_set.h"
 #include "compiler/regex/expr_set.h"
+#include "compiler/regex/horizon.h"
 
 namespace maskd::regex {
 
@@ -111,8 +112,8 @@ class LazyDfa {
   // The same over the horizon fingerprints of s's expressions (horizon.h):
   // two states with equal ones agree, along every byte string of at most
   // `horizon` bytes, on where they are dead and which of their expressions
-  // accept. nullopt when an expression uses And or Not.
-  std::optional<Fingerprint> StateHorizonFingerprint(StateId s, uint32_t horizon) const;
+  // accept.
+  Fingerprint StateHorizonFingerprint(StateId s, uint32_t horizon) const;
 
   // OK, or why the DFA failed (limits); sticky.
   absl::Status status() const;
@@ -155,7 +156,7 @@ class LazyDfa {
 
   // std::mutex rather than absl::Mutex so ThreadSanitizer (which sees
   // libstdc++/pthread locks but not an uninstrumented absl) can check this.
-  // Guards pool_, state_ids_, num_blocks_, state_bytes_, status_ and block
+  // Guards pool_, state_ids_, num_blocks_, state_bytes_, status_, horizon_memo_ and block
   // allocation; the *Locked functions require it.
   mutable std::mutex mu_;
   ExprSet* const pool_;
@@ -163,6 +164,10 @@ class LazyDfa {
   mutable size_t num_blocks_ = 0;
   mutable size_t state_bytes_ = 0;
   mutable absl::Status status_;
+  // Horizon fingerprints of subexpressions (StateHorizonFingerprint), kept
+  // while they number at most kMaxHorizonMemo; guarded by mu_.
+  static constexpr size_t kMaxHorizonMemo = size_t{1} << 18;
+  mutable HorizonMemo horizon_memo_;
 };
 
 }  // namespace maskd::regex

@@ -73,11 +73,12 @@ std::shared_ptr<FakeTokenizer> Vocab(std::mt19937& rng) {
 }
 
 std::shared_ptr<const CompiledGrammarImpl> CompileImpl(const std::string& schema,
-                                                       std::shared_ptr<const Tokenizer> tok) {
+                                                       std::shared_ptr<const Tokenizer> tok,
+                                                       CompileOptions options = {}) {
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema;
-  auto compiled = CompiledGrammar::Compile(spec, CompileOptions(), std::move(tok));
+  auto compiled = CompiledGrammar::Compile(spec, options, std::move(tok));
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   if (!compiled.ok()) return nullptr;
   return std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);
@@ -109,6 +110,9 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
       R"({"type":"string","minLength":9,"maxLength":20})",
       R"({"type":"object","properties":{"a":{"type":"string","maxLength":14}},
           "required":["a"]})",
+      // A pattern and a maxLength: a length counter (regex/horizon.h).
+      R"({"type":"string","pattern":"^(?:\\S+\\s+){0,3}\\S+$","maxLength":18})",
+      R"({"type":"string","pattern":"^$|^[a-c]+(-[a-c]+)*$","minLength":2,"maxLength":16})",
   };
   int states_checked = 0;
   for (const std::string& schema : schemas) {
@@ -173,6 +177,71 @@ TEST(MaskCacheTest, CountedStringPositionsShareSubtreeWalks) {
   // so they share one whole walk too.
   EXPECT_LE(whole_walks.size(), 2u);
   EXPECT_GT(root_children, 10u);
+}
+
+// A string bounded by a pattern (counting words) and a maxLength: positions
+// far from the length bound share whole walks with positions holding the
+// same words count, and masks stay exact all the way to the bound.
+TEST(MaskCacheTest, PatternAndMaxLengthPositionsShareWalks) {
+  std::mt19937 rng(9);
+  auto tok = Vocab(rng);
+  auto g =
+      CompileImpl(R"({"type":"string","pattern":"^(?:\\S+\\s+){0,40}\\S+$","maxLength":90})", tok);
+  ASSERT_NE(g, nullptr);
+  const regex::LazyDfa& dfa = g->dfa();
+  regex::StateId s = dfa.Step(StartOfAnyLexeme(*g), '"');
+  ASSERT_NE(s, regex::LazyDfa::kDead);
+  std::set<const MaskWalk*> whole_walks;
+  const std::string text = "aaa b";  // Repeated: a word of three letters, a space.
+  size_t positions = 0;
+  for (size_t i = 0; i < 89; ++i, s = dfa.Step(s, text[i % text.size()])) {
+    ASSERT_NE(s, regex::LazyDfa::kDead) << "position " << i;
+    auto entry = g->mask_cache().Get(dfa, g->vocab(), s, true);
+    ASSERT_NE(entry, nullptr);
+    auto scratch = MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, true);
+    ASSERT_EQ(Inside(*entry->walk), Inside(*scratch)) << "position " << i;
+    ASSERT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << "position " << i;
+    whole_walks.insert(entry->walk.get());
+    ++positions;
+  }
+  // Far from both bounds a position's walk depends on the letters around it
+  // only; near the bounds (the last words and characters) on the counts.
+  EXPECT_LT(whole_walks.size(), positions / 2);
+  ASSERT_TRUE(dfa.status().ok()) << dfa.status();
+}
+
+// The per-grammar budget counts a walk once however many positions share
+// it: a long counted string must not fill the cache (after which every
+// mask walks the whole trie). Each position still costs its own entry.
+TEST(MaskCacheTest, SharedWalksCountOnceAgainstTheBudget) {
+  std::mt19937 rng(5);
+  auto tok = Vocab(rng);
+  const std::string schema = R"({"type":"string","maxLength":400})";
+  size_t first_position_bytes = 0, entry_bytes = 0, walk_bytes = 0;
+  {
+    auto g = CompileImpl(schema, tok);
+    ASSERT_NE(g, nullptr);
+    regex::StateId s = g->dfa().Step(StartOfAnyLexeme(*g), '"');
+    auto entry = g->mask_cache().Get(g->dfa(), g->vocab(), s, true);
+    ASSERT_NE(entry, nullptr);
+    first_position_bytes = g->mask_cache().bytes();
+    entry_bytes = entry->OwnByteSize();
+    walk_bytes = entry->walk->ByteSize();
+  }
+  constexpr size_t kPositions = 300;
+  // Room for every position's entry, not for every position's walk.
+  ASSERT_GT(walk_bytes, entry_bytes);
+  CompileOptions options;
+  options.mask_cache_bytes = first_position_bytes + kPositions * (entry_bytes + walk_bytes) / 2;
+  auto g = CompileImpl(schema, tok, options);
+  ASSERT_NE(g, nullptr);
+  const regex::LazyDfa& dfa = g->dfa();
+  regex::StateId s = dfa.Step(StartOfAnyLexeme(*g), '"');
+  for (size_t i = 0; i < kPositions; ++i, s = dfa.Step(s, 'a')) {
+    ASSERT_NE(g->mask_cache().Get(dfa, g->vocab(), s, true), nullptr)
+        << "position " << i << " bytes " << g->mask_cache().bytes() << " of "
+        << options.mask_cache_bytes;
+  }
 }
 
 }  // namespace

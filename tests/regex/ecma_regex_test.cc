@@ -201,6 +201,25 @@ TEST(EcmaRegexTest, GroupsQuantifiersAndSearch) {
   EXPECT_FALSE(Compiled("(^a|b){3}").Matches("bab"));
 }
 
+// Anchors are translated by splitting sequences on empty matches; with
+// NonEmpty pushed into the structure, anchored patterns come out free of
+// And/Not (no emptiness checks per lexer state, shareable mask walks).
+TEST(EcmaRegexTest, AnchoredPatternsNeedNoBooleanOperators) {
+  for (const char* pattern : {"^(?:\\S+\\s+){0,99}\\S+$", "^$|(^(?:\\S+\\s+){0,99}\\S+$)",
+                              "^[a-z]+$", "^a?b?$", "^(a|b*)c?$", "x?^y?"}) {
+    ExprSet pool;
+    absl::StatusOr<ExprId> e = ParseEcmaRegex(pattern, &pool, MatchMode::kSearch);
+    ASSERT_TRUE(e.ok()) << pattern << ": " << e.status();
+    EXPECT_FALSE(pool.HasBoolean(*e)) << pattern << ": " << pool.ToString(*e);
+  }
+  Compiled words("^$|(^(?:\\S+\\s+){0,2}\\S+$)", MatchMode::kSearch);
+  EXPECT_TRUE(words.Matches(""));
+  EXPECT_TRUE(words.Matches("a b c"));
+  EXPECT_FALSE(words.Matches("a b c d"));
+  EXPECT_FALSE(words.Matches(" a"));
+  EXPECT_FALSE(words.Matches("a "));
+}
+
 TEST(EcmaRegexTest, LargeCountsStaySymbolic) {
   ExprSet pool;
   ExprId e = ParseEcmaRegex("[a-z]{1,100000}-x{30000}", &pool, MatchMode::kFullMatch).value();

@@ -282,5 +282,104 @@ TEST(ExprSetTest, CodepointRangeHelpers) {
             (std::vector<CodepointRange>{{0x61, 0x7A}}));
 }
 
+// NonEmpty pushes "minus the empty string" into the structure: the same
+// language as And(e, Not(empty)), and free of And/Not when e is.
+TEST(ExprSetTest, NonEmptyIsExactAndBooleanFree) {
+  const std::vector<std::string> strings = AllStrings("abcz", 4);
+  int nullable = 0;
+  for (uint32_t seed = 2000; seed < 2300; ++seed) {
+    ExprSet pool;
+    const ExprId e = RandomExprs(&pool, seed).Make(0);
+    const ExprId ne = pool.NonEmpty(e);
+    SCOPED_TRACE(pool.ToString(e) + "  ->  " + pool.ToString(ne));
+    nullable += pool.Nullable(e);
+    EXPECT_FALSE(pool.Nullable(ne));
+    if (!pool.HasBoolean(e)) {
+      EXPECT_FALSE(pool.HasBoolean(ne));
+    }
+    for (const std::string& s : strings) {
+      ASSERT_EQ(pool.Matches(ne, s), !s.empty() && NaiveMatches(pool, e, s))
+          << "on \"" << s << "\"";
+    }
+  }
+  EXPECT_GT(nullable, 50);
+}
+
+// CompletionBound is an upper bound on the distance from any live prefix to
+// the nearest member (checked against the exact distance, by search).
+TEST(ExprSetTest, CompletionBoundBoundsTheNearestMember) {
+  const std::vector<std::string> prefixes = AllStrings("abc", 4);
+  int bounded = 0, tight = 0;
+  for (uint32_t seed = 3000; seed < 3400; ++seed) {
+    ExprSet pool;
+    const ExprId e = RandomExprs(&pool, seed).Make(0);
+    if (pool.HasBoolean(e)) {
+      EXPECT_EQ(pool.CompletionBound(e), ExprSet::kUnbounded);
+      continue;
+    }
+    SCOPED_TRACE(pool.ToString(e));
+    ++bounded;
+    uint32_t worst = 0;
+    for (const std::string& w : prefixes) {
+      ExprId d = e;
+      for (char c : w) d = pool.Derivative(d, static_cast<uint8_t>(c));
+      if (d == ExprSet::kNothing) continue;
+      std::optional<std::string> rest = ShortestMember(pool, d, 40);
+      ASSERT_TRUE(rest.has_value()) << "after \"" << w << "\"";
+      ASSERT_LE(rest->size(), pool.CompletionBound(e)) << "after \"" << w << "\"";
+      worst = std::max<uint32_t>(worst, static_cast<uint32_t>(rest->size()));
+    }
+    tight += worst == pool.CompletionBound(e);
+  }
+  EXPECT_GT(bounded, 100);
+  EXPECT_GT(tight, bounded / 4);  // Not a uselessly loose bound.
+}
+
+TEST(ExprSetTest, ProveWithinRecordsFactsThatDerivativesKeep) {
+  ExprSet pool;
+  const ExprId unit = pool.Or(pool.Literal("ab"), pool.Byte('c'));
+  const ExprId units = pool.Star(unit);
+  const ExprId x = pool.Concat(pool.Star(pool.Literal("abc")), pool.Literal("ab"));
+  // A derivative computed before the fact is recorded gets it too.
+  const ExprId before = pool.Derivative(x, 'a');
+  EXPECT_TRUE(pool.KnownWithin(before).empty());
+  ASSERT_TRUE(pool.ProveWithin(x, units));
+  ASSERT_EQ(pool.KnownWithin(x).size(), 1u);
+  EXPECT_EQ(pool.KnownWithin(x)[0], units);
+  ASSERT_EQ(pool.KnownWithin(before).size(), 1u);
+  EXPECT_EQ(pool.KnownWithin(before)[0], pool.Derivative(units, 'a'));
+  // And one computed after.
+  const ExprId after = pool.Derivative(pool.Derivative(x, 'a'), 'b');
+  ASSERT_EQ(pool.KnownWithin(after).size(), 1u);
+  EXPECT_EQ(pool.KnownWithin(after)[0], pool.Derivative(pool.Derivative(units, 'a'), 'b'));
+  // Not provable: a lone 'a' is not a unit; And/Not are not analysed.
+  EXPECT_FALSE(pool.ProveWithin(pool.Byte('a'), units));
+  EXPECT_FALSE(pool.ProveWithin(pool.Literal("ba"), units));
+  EXPECT_FALSE(pool.ProveWithin(pool.And(x, pool.Not(ExprSet::kEpsilon)), units));
+  EXPECT_TRUE(pool.KnownWithin(pool.Byte('a')).empty());
+  // The counter shape is recognized only with the fact.
+  const ExprId counted = pool.And(x, pool.Repeat(unit, 0, 50));
+  std::optional<ExprSet::CountedAnd> c = pool.AsCountedAnd(counted);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->body, x);
+  EXPECT_EQ(c->max, 50u);
+  const ExprId inside = pool.Derivative(counted, 'a');  // "b" then units{0,49}
+  ASSERT_TRUE(pool.AsCountedAnd(inside).has_value());
+  EXPECT_EQ(pool.AsCountedAnd(inside)->max, 49u);
+  EXPECT_FALSE(pool.AsCountedAnd(pool.And(pool.Literal("abab"), pool.Repeat(unit, 0, 50))));
+}
+
+// Emptiness of length counters is decided without search, and exactly.
+TEST(ExprSetTest, LengthCounterEmptiness) {
+  ExprSet pool;
+  const ExprId unit = pool.ByteRange('a', 'z');
+  const ExprId x = pool.Concat(pool.Literal("abc"), pool.Star(pool.Byte('d')));
+  ASSERT_TRUE(pool.ProveWithin(x, pool.Star(unit)));
+  EXPECT_FALSE(*pool.IsEmpty(pool.And(x, pool.Repeat(unit, 0, 3))));
+  EXPECT_TRUE(*pool.IsEmpty(pool.And(x, pool.Repeat(unit, 0, 2))));
+  EXPECT_FALSE(*pool.IsEmpty(pool.And(x, pool.Repeat(unit, 5, 9))));
+  EXPECT_TRUE(*pool.IsEmpty(pool.And(pool.Literal("abc"), pool.Repeat(unit, 4, 9))));
+}
+
 }  // namespace
 }  // namespace maskd::regex

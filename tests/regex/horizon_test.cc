@@ -1,11 +1,12 @@
 // Horizon fingerprints (regex/horizon.h): expressions with equal ones must
 // agree, on every string of at most `horizon` bytes, on membership and on
 // being a prefix of a member; checked by brute force over generated counted
-// expressions. And expressions that differ within the horizon must differ.
+// expressions, length counters (And with a proven containment fact) and
+// their derivatives among them. And expressions that differ within the
+// horizon must differ.
 #include "compiler/regex/horizon.h"
 
 #include <functional>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,9 +52,41 @@ TEST(HorizonFingerprintTest, BoundsBeyondTheHorizonDoNotMatter) {
   // A nullable body is not clamped (empty iterations would pad any count).
   const ExprId maybe_a = pool.Optional(a);
   EXPECT_NE(h(pool.Repeat(maybe_a, 20, 30), 10), h(pool.Repeat(maybe_a, 20, 40), 10));
-  // And and Not are refused.
-  EXPECT_FALSE(h(pool.And(counted(0, 255), pool.Star(pool.ByteRange('a', 'z'))), 10).has_value());
-  EXPECT_FALSE(h(pool.Not(counted(0, 255)), 10).has_value());
+  // A body of m bytes at least: only h / m iterations fit in the horizon.
+  const ExprId ab = pool.Literal("ab");
+  EXPECT_EQ(h(pool.Repeat(ab, 0, 6), 10), h(pool.Repeat(ab, 0, 60), 10));
+  EXPECT_NE(h(pool.Repeat(ab, 0, 5), 10), h(pool.Repeat(ab, 0, 6), 10));
+  // And and Not (other than length counters) keep their exact fingerprints.
+  const ExprId letters = pool.Star(pool.ByteRange('a', 'z'));
+  const ExprId and_255 = pool.And(counted(0, 255), letters);
+  EXPECT_EQ(h(and_255, 10), pool.GetFingerprint(and_255));
+  EXPECT_NE(h(and_255, 10), h(pool.And(counted(0, 300), letters), 10));
+  EXPECT_EQ(h(pool.Not(counted(0, 255)), 10), pool.GetFingerprint(pool.Not(counted(0, 255))));
+}
+
+// A length counter, And(X, Y{0,n}) with the fact X ⊆ Y*, takes X's
+// fingerprint while n leaves room for the horizon and X's completions, and
+// its exact one once the bound is near.
+TEST(HorizonFingerprintTest, LengthCountersFarFromTheirBoundAreTheirPattern) {
+  ExprSet pool;
+  const ExprId unit = pool.ByteRange('a', 'z');
+  const ExprId words = pool.Concat(pool.Star(pool.Literal("ab")), pool.Byte('c'));
+  ASSERT_TRUE(pool.ProveWithin(words, pool.Star(unit)));
+  auto counter = [&](uint32_t n) { return pool.And(words, pool.Repeat(unit, 0, n)); };
+  auto h = [&](ExprId e) { return HorizonFingerprint(pool, e, 10); };
+  ASSERT_TRUE(pool.AsCountedAnd(counter(100)).has_value());
+  EXPECT_EQ(h(counter(100)), h(words));
+  EXPECT_EQ(h(counter(1000)), h(counter(100)));
+  // Within the horizon plus the completion bound (3 here), n counts.
+  EXPECT_NE(h(counter(11)), h(words));
+  EXPECT_EQ(h(counter(11)), pool.GetFingerprint(counter(11)));
+  // Without the fact, no sharing.
+  ExprSet other;
+  const ExprId other_words = other.Concat(other.Star(other.Literal("ab")), other.Byte('c'));
+  const ExprId other_counter =
+      other.And(other_words, other.Repeat(other.ByteRange('a', 'z'), 0, 100));
+  EXPECT_FALSE(other.AsCountedAnd(other_counter).has_value());
+  EXPECT_EQ(HorizonFingerprint(other, other_counter, 10), other.GetFingerprint(other_counter));
 }
 
 TEST(HorizonFingerprintTest, EqualFingerprintsAgreeOnShortStringsByBruteForce) {
@@ -85,9 +118,7 @@ TEST(HorizonFingerprintTest, EqualFingerprintsAgreeOnShortStringsByBruteForce) {
   int compared = 0;
   for (int i = 0; i < 3000; ++i) {
     const ExprId e = gen(3);
-    std::optional<Fingerprint> f = HorizonFingerprint(pool, e, kHorizon);
-    ASSERT_TRUE(f.has_value());
-    auto [it, inserted] = first.emplace(*f, e);
+    auto [it, inserted] = first.emplace(HorizonFingerprint(pool, e, kHorizon), e);
     if (inserted || it->second == e) continue;
     ++compared;
     for (const std::string& s : strings) {
@@ -98,6 +129,64 @@ TEST(HorizonFingerprintTest, EqualFingerprintsAgreeOnShortStringsByBruteForce) {
     }
   }
   // Distinct expressions sharing a fingerprint were actually met.
+  EXPECT_GT(compared, 50);
+}
+
+// Length counters over a two-byte unit ("ab" or "c", so derivatives have a
+// partial unit in front of the counter) with random bodies and bounds, and
+// their derivatives: equal horizon fingerprints agree on short strings.
+TEST(HorizonFingerprintTest, LengthCountersAgreeOnShortStringsByBruteForce) {
+  ExprSet pool;
+  std::mt19937 rng(7);
+  const ExprId unit = pool.Or(pool.Literal("ab"), pool.Byte('c'));
+  const ExprId units = pool.Star(unit);
+  const std::vector<ExprId> atoms = {pool.Literal("ab"), pool.Byte('c'), pool.Literal("abc"),
+                                     pool.Or(pool.Literal("ab"), pool.Literal("cc")), unit};
+  std::function<ExprId(int)> gen = [&](int depth) -> ExprId {
+    const int pick = depth == 0 ? 0 : static_cast<int>(rng() % 4);
+    switch (pick) {
+      case 0:
+        return atoms[rng() % atoms.size()];
+      case 1:
+        return pool.Concat(gen(depth - 1), gen(depth - 1));
+      case 2:
+        return pool.Or(gen(depth - 1), gen(depth - 1));
+      default: {
+        const uint32_t lo = rng() % 4;
+        const uint32_t hi = rng() % 3 == 0 ? ExprSet::kUnbounded : lo + rng() % 6;
+        return pool.Repeat(gen(depth - 1), lo, hi);
+      }
+    }
+  };
+  constexpr uint32_t kHorizon = 4;
+  const std::vector<std::string> strings = Strings(kHorizon);
+  absl::flat_hash_map<Fingerprint, ExprId> first;
+  int compared = 0, counters = 0;
+  // Few bodies, many bounds: the same body under bounds beyond the horizon.
+  std::vector<ExprId> bodies;
+  for (int i = 0; i < 40; ++i) {
+    bodies.push_back(gen(2));
+    ASSERT_TRUE(pool.ProveWithin(bodies.back(), units)) << pool.ToString(bodies.back());
+  }
+  for (int i = 0; i < 1500; ++i) {
+    const ExprId body = bodies[rng() % bodies.size()];
+    ExprId e = pool.And(body, pool.Repeat(unit, rng() % 2, rng() % 30));
+    // A few random bytes in: partial units, smaller counts.
+    for (int steps = static_cast<int>(rng() % 4); steps > 0 && e != ExprSet::kNothing; --steps) {
+      e = pool.Derivative(e, static_cast<uint8_t>("abc"[rng() % 3]));
+    }
+    if (pool.AsCountedAnd(e).has_value()) ++counters;
+    auto [it, inserted] = first.emplace(HorizonFingerprint(pool, e, kHorizon), e);
+    if (inserted || it->second == e) continue;
+    ++compared;
+    for (const std::string& s : strings) {
+      ASSERT_EQ(pool.Matches(e, s), pool.Matches(it->second, s))
+          << pool.ToString(e) << " vs " << pool.ToString(it->second) << " on '" << s << "'";
+      ASSERT_EQ(IsPrefix(pool, e, s), IsPrefix(pool, it->second, s))
+          << pool.ToString(e) << " vs " << pool.ToString(it->second) << " on '" << s << "'";
+    }
+  }
+  EXPECT_GT(counters, 300);
   EXPECT_GT(compared, 50);
 }
 
