@@ -501,24 +501,53 @@ class Lowering {
     std::vector<Extra> extras;
     const ExprId not_declared = pool_.Not(pool_.Or(declared_literals));
     const ExprId base = pool_.And(std::vector<ExprId>{pool_.AnyUtf8String(), not_declared, *names});
+    // Patterns with the same schema form one class (they may overlap: a key
+    // in both needs that one schema); so do additionalProperties and the
+    // patterns sharing its schema. When all of them share it, the class is
+    // every other key, without the complements of the patterns.
+    const NodeId additional = node.additional_properties;
+    std::vector<NodeId> class_values;
+    std::vector<std::vector<size_t>> class_patterns;
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      const NodeId value = node.pattern_properties[i].second;
+      auto it = std::find(class_values.begin(), class_values.end(), value);
+      if (it == class_values.end()) {
+        class_values.push_back(value);
+        class_patterns.push_back({i});
+      } else {
+        class_patterns[it - class_values.begin()].push_back(i);
+      }
+    }
     for (size_t i = 0; i < patterns.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
+        if (node.pattern_properties[i].second == node.pattern_properties[j].second) continue;
         absl::StatusOr<bool> empty =
             pool_.IsEmpty(pool_.And(std::vector<ExprId>{base, patterns[i], patterns[j]}),
                           /*budget=*/20000, options_.deadline);
         if (!empty.ok()) return empty.status();
         if (!*empty) return Unsupported("overlapping patternProperties", node);
       }
-      absl::StatusOr<Symbol> key = KeyClass(pool_.And(base, patterns[i]), node);
-      if (!key.ok()) return key.status();
-      extras.push_back({*key, node.pattern_properties[i].second});
     }
-    if (node.additional_properties != kFalseNode) {
-      std::vector<ExprId> parts = {base};
-      for (ExprId p : patterns) parts.push_back(pool_.Not(p));
-      absl::StatusOr<Symbol> key = KeyClass(pool_.And(parts), node);
+    std::vector<ExprId> not_patterns = {base};
+    for (ExprId p : patterns) not_patterns.push_back(pool_.Not(p));
+    const ExprId other_keys = pool_.And(not_patterns);
+    bool additional_in_a_class = false;
+    for (size_t c = 0; c < class_values.size(); ++c) {
+      std::vector<ExprId> alternatives;
+      for (size_t i : class_patterns[c]) alternatives.push_back(patterns[i]);
+      ExprId keys = pool_.And(base, pool_.Or(alternatives));
+      if (class_values[c] == additional && additional != kFalseNode) {
+        additional_in_a_class = true;
+        keys = class_values.size() == 1 ? base : pool_.Or(keys, other_keys);
+      }
+      absl::StatusOr<Symbol> key = KeyClass(keys, node);
       if (!key.ok()) return key.status();
-      extras.push_back({*key, node.additional_properties});
+      extras.push_back({*key, class_values[c]});
+    }
+    if (additional != kFalseNode && !additional_in_a_class) {
+      absl::StatusOr<Symbol> key = KeyClass(other_keys, node);
+      if (!key.ok()) return key.status();
+      extras.push_back({*key, additional});
     }
 
     // States (i, c): declared keys before i are settled, c members written

@@ -111,7 +111,9 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
       in_lexeme, SharedMaskStore::kWholeTrie, true};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
   if (walk == nullptr) {
-    walk = vocab.mask_store().Insert(shared_key, AssembleWalk(dfa, vocab, state, in_lexeme));
+    walk = vocab.mask_store().Insert(
+        shared_key,
+        AssembleBelow(dfa, vocab, TokenTrie::kRoot, state, in_lexeme && dfa.IsAccepting(state)));
   }
   auto entry = std::make_shared<MaskCacheEntry>();
   absl::flat_hash_map<regex::StateId, size_t> group_of;
@@ -131,20 +133,19 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
   return it->second;
 }
 
-std::shared_ptr<const MaskWalk> MaskCache::AssembleWalk(const regex::LazyDfa& dfa,
-                                                        const VocabIndex& vocab,
-                                                        regex::StateId state,
-                                                        bool in_lexeme) const {
+std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& dfa,
+                                                         const VocabIndex& vocab, uint32_t node,
+                                                         regex::StateId state,
+                                                         bool may_end_here) const {
   const TokenTrie& trie = vocab.trie();
-  const bool may_end_here = in_lexeme && dfa.IsAccepting(state);
-  // The walk is a function of the subtree walks (null: the child's byte
-  // kills the lexeme) and of whether the lexeme may end here: states that
-  // differ only where no token reaches (positions of a counted string) get
-  // the same subtree walks, and so the same whole walk without merging them
-  // again.
+  // The walk is a function of the child walks (null: the child's byte kills
+  // the lexeme) and of whether the lexeme may end here: states that differ
+  // only where no token reaches (positions of a counted string) get the
+  // same child walks, and so the same walk without merging them again.
   std::vector<std::pair<uint32_t, std::shared_ptr<const MaskWalk>>> parts;
   regex::Fingerprint key{0x4173736D626C6564ull, may_end_here ? 1u : 2u};  // "Assmbled"
-  trie.ForEachRootChild([&](uint32_t child) {
+  key.Fold(node);
+  trie.ForEachChild(node, [&](uint32_t child) {
     const regex::StateId next = dfa.Step(state, trie.byte(child));
     std::shared_ptr<const MaskWalk> below;
     if (next != regex::LazyDfa::kDead) below = SubtreeWalk(dfa, vocab, child, next);
@@ -158,14 +159,15 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleWalk(const regex::LazyDfa& df
   }
   auto walk = std::make_shared<MaskWalk>();
   InsideSet inside(vocab.mask_words());
-  std::vector<uint32_t> ending_here;  // root children whose byte ends the lexeme
+  trie.ForEachToken(node, [&](TokenId t) { inside.Add(t); });
+  std::vector<uint32_t> ending_here;  // children whose byte ends the lexeme
   for (const auto& [child, below] : parts) {
     if (below == nullptr) {
       if (may_end_here) ending_here.push_back(child);
       continue;
     }
     inside.AddWalk(*below);
-    // The subtree's prefixes start after the child's byte.
+    // The child's prefixes start after its byte.
     const std::string byte(1, static_cast<char>(trie.byte(child)));
     for (const MaskWalk::Boundary& b : below->boundaries) {
       walk->boundaries.push_back({byte + b.prefix, b.nodes});
@@ -190,10 +192,15 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
   // their walks). The boundaries' end states are found again from `state`
   // (MaskCache::Get), and states equal over the horizon agree on their
   // accepting tags.
-  const SharedMaskStore::Key shared_key{
-      dfa.StateHorizonFingerprint(state, vocab.root_child_height(trie.byte(child))), true, child,
-      true};
+  const SharedMaskStore::Key shared_key{dfa.StateHorizonFingerprint(state, vocab.height(child)),
+                                        true, child, true};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
+  if (walk == nullptr && vocab.walk_in_parts(child)) {
+    // A lexeme is in progress at `child` (its byte was taken): it may end
+    // before any of the bytes below.
+    walk = vocab.mask_store().Insert(
+        shared_key, AssembleBelow(dfa, vocab, child, state, dfa.IsAccepting(state)));
+  }
   if (walk == nullptr) {
     auto computed = std::make_shared<MaskWalk>();
     InsideSet inside(vocab.mask_words());

@@ -69,11 +69,17 @@ class MaskCache {
                                                      regex::StateId state, bool in_lexeme);
 
  private:
-  // The whole-trie walk from `state`, assembled from root-child subtree walks.
-  std::shared_ptr<const MaskWalk> AssembleWalk(const regex::LazyDfa& dfa, const VocabIndex& vocab,
-                                               regex::StateId state, bool in_lexeme) const;
-  // The walk below root child `child` from `state`, the lexer state after
-  // the child's byte (memoized here and in the shared store).
+  // The walk below `node` (the root: the whole trie) from `state`, the lexer
+  // state at `node`, assembled from the walks below its children; the
+  // tokens ending at `node` included. `may_end_here`: the lexeme may end
+  // before the first byte below `node`.
+  std::shared_ptr<const MaskWalk> AssembleBelow(const regex::LazyDfa& dfa, const VocabIndex& vocab,
+                                                uint32_t node, regex::StateId state,
+                                                bool may_end_here) const;
+  // The walk below `child` from `state`, the lexer state after the child's
+  // byte, the child's own tokens included (memoized here and in the shared
+  // store); assembled from its own children's when the subtree is large
+  // (VocabIndex::walk_in_parts).
   std::shared_ptr<const MaskWalk> SubtreeWalk(const regex::LazyDfa& dfa, const VocabIndex& vocab,
                                               uint32_t child, regex::StateId state) const;
   // Counts `bytes` against the budget; mu_ held.
@@ -89,7 +95,7 @@ class MaskCache {
   mutable std::mutex mu_;
   // Guarded by mu_.
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskCacheEntry>> entries_;
-  // (root child, state after its byte) -> subtree walk; guarded by mu_.
+  // (trie node, state after its byte) -> walk below it; guarded by mu_.
   mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const MaskWalk>> subtrees_;
   // Serials of the walks counted in bytes_; guarded by mu_.
   mutable absl::flat_hash_set<uint64_t> counted_walks_;

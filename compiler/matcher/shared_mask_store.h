@@ -35,7 +35,7 @@ inline uint64_t NewMaskWalkSerial() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-// The walk of the token trie (or of one root child's subtree) from one lexer
+// The walk of the token trie (or of one node's subtree) from one lexer
 // position with the lexer alone.
 struct MaskWalk {
   // Names this walk's content for as long as the process runs (unlike its

@@ -28,14 +28,22 @@ absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
   std::shared_ptr<VocabIndex> index(new VocabIndex());
   index->tokenizer_ = std::move(tokenizer);
   index->trie_ = *std::move(trie);
-  index->trie_.ForEachRootChild([&](uint32_t child) {
-    uint32_t height = 0;
-    index->trie_.WalkBelow(child, [&](uint32_t, size_t depth) {
-      height = std::max<uint32_t>(height, static_cast<uint32_t>(depth));
-      return true;
-    });
-    index->root_child_height_[index->trie_.byte(child)] = height;
+  // Heights from the leaves up: in preorder a child comes after its
+  // parent, so a reverse scan sees every child before its parent.
+  const TokenTrie& t = index->trie_;
+  std::vector<uint32_t> parent(t.num_nodes(), TokenTrie::kRoot);
+  std::vector<uint32_t> path(t.max_depth() + 1, TokenTrie::kRoot);
+  t.Walk([&](uint32_t node, size_t depth) {
+    path[depth] = node;
+    parent[node] = path[depth - 1];
+    return true;
   });
+  std::vector<uint32_t> heights(t.num_nodes(), 0);
+  for (uint32_t node = static_cast<uint32_t>(t.num_nodes()); node-- > 1;) {
+    heights[parent[node]] = std::max(heights[parent[node]], heights[node] + 1);
+  }
+  index->heights_.reserve(heights.size());
+  for (uint32_t h : heights) index->heights_.push_back(static_cast<uint16_t>(std::min(h, 0xFFFFu)));
   index->mask_store_ = std::make_unique<SharedMaskStore>(kSharedMaskStoreBytes);
   (*cache)[index->tokenizer_->id()] = index;
   return index;

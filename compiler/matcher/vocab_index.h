@@ -4,8 +4,8 @@
 #ifndef MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
 #define MASKD_COMPILER_MATCHER_VOCAB_INDEX_H_
 
-#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -33,19 +33,27 @@ class VocabIndex {
   // 32-bit words in a mask: ceil(vocab_size / 32).
   size_t mask_words() const { return (tokenizer_->vocab_size() + 31) / 32; }
   const std::vector<TokenId>& eos_ids() const { return tokenizer_->eos_ids(); }
-  // How many bytes deep the trie goes below the root's child for `byte`
-  // (the horizon of a walk below it).
-  uint32_t root_child_height(uint8_t byte) const { return root_child_height_[byte]; }
+  // How many bytes deep the trie goes below `node` (the horizon of a walk
+  // below it).
+  uint32_t height(uint32_t node) const { return heights_[node]; }
+  // Subtrees holding more than 1/16 of the trie are walked as the walks
+  // below their children (each shareable on its own; mask_cache.h): besides
+  // the root, for Llama-3 the subtrees of ' ' (46% of the nodes) and '.'.
+  bool walk_in_parts(uint32_t node) const {
+    return uint64_t{trie_.subtree_size(node)} * 16 > trie_.num_nodes();
+  }
   bool is_eos(TokenId id) const;
   // Lexer-only mask walks shared by every grammar of this tokenizer.
   SharedMaskStore& mask_store() const { return *mask_store_; }
-  size_t ByteSizeEstimate() const { return sizeof(*this) + trie_.ByteSizeEstimate(); }
+  size_t ByteSizeEstimate() const {
+    return sizeof(*this) + trie_.ByteSizeEstimate() + heights_.capacity() * sizeof(uint16_t);
+  }
 
  private:
   VocabIndex() = default;
   std::shared_ptr<const Tokenizer> tokenizer_;
   TokenTrie trie_;
-  std::array<uint32_t, 256> root_child_height_{};
+  std::vector<uint16_t> heights_;  // per node
   std::unique_ptr<SharedMaskStore> mask_store_;
 };
 

@@ -73,7 +73,17 @@ class TokenTrie {
   // Calls f(node) for each child of the root, in byte order.
   template <typename F>
   void ForEachRootChild(F&& f) const {
-    for (uint32_t c = 1; c < nodes_.size(); c = subtree_end(c)) f(c);
+    ForEachChild(kRoot, std::forward<F>(f));
+  }
+  // Calls f(child) for each child of `node`, in byte order.
+  template <typename F>
+  void ForEachChild(uint32_t node, F&& f) const {
+    const uint32_t end = node == kRoot ? static_cast<uint32_t>(nodes_.size()) : subtree_end(node);
+    for (uint32_t c = node + 1; c < end; c = subtree_end(c)) f(c);
+  }
+  // Nodes in `node`'s subtree, itself included (all of them for the root).
+  uint32_t subtree_size(uint32_t node) const {
+    return (node == kRoot ? static_cast<uint32_t>(nodes_.size()) : subtree_end(node)) - node;
   }
 
   // The node whose path spells `bytes` (kRoot for ""), or kNoNode.
