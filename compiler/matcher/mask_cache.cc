@@ -195,9 +195,13 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
   const SharedMaskStore::Key shared_key{dfa.StateHorizonFingerprint(state, vocab.height(child)),
                                         true, child, true};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
-  if (walk == nullptr && vocab.walk_in_parts(child)) {
-    // A lexeme is in progress at `child` (its byte was taken): it may end
-    // before any of the bytes below.
+  if (walk == nullptr && vocab.walk_in_parts(child) && dfa.StateHasCounter(state)) {
+    // In parts only where counters make nearby states differ in their
+    // counts alone (a counter a few words deep is exact for the whole
+    // subtree's horizon but not for most of its children's); elsewhere
+    // the parts would rarely be met again and cost a merge. A lexeme is in
+    // progress at `child` (its byte was taken): it may end before any of
+    // the bytes below.
     walk = vocab.mask_store().Insert(
         shared_key, AssembleBelow(dfa, vocab, child, state, dfa.IsAccepting(state)));
   }

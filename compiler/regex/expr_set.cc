@@ -129,6 +129,10 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
   n.min_len = min_len;
   n.max_len = max_len;
   n.completion_bound = ComputeCompletionBound(key);
+  if (key.kind == ExprKind::kRepeat && key.c != kInf && key.c >= 2) n.flags |= kCounterFlag;
+  if (key.kind != ExprKind::kByteSet) {
+    for (ExprId a : key.args) n.flags |= nodes_[a].flags & kCounterFlag;
+  }
   switch (key.kind) {
     case ExprKind::kByteSet:
       n.a = key.b;

@@ -132,6 +132,9 @@ class ExprSet {
   // False when e uses neither And nor Not: such an expression (other than
   // kNothing) is never empty, so emptiness checks are free.
   bool HasBoolean(ExprId e) const { return nodes_[e].flags & kBooleanFlag; }
+  // Whether e contains a bounded repetition x{lo,hi} with 2 <= hi < unbounded
+  // (a counter, as maxLength and {0,99} make).
+  bool HasCounter(ExprId e) const { return nodes_[e].flags & kCounterFlag; }
   // Sound bounds on the length of the strings of e (max may be kUnbounded).
   uint32_t MinLength(ExprId e) const { return nodes_[e].min_len; }
   uint32_t MaxLength(ExprId e) const { return nodes_[e].max_len; }
@@ -202,6 +205,7 @@ class ExprSet {
  private:
   static constexpr uint8_t kNullableFlag = 1;
   static constexpr uint8_t kBooleanFlag = 2;
+  static constexpr uint8_t kCounterFlag = 4;
 
   struct Node {
     ExprKind kind;

@@ -187,6 +187,14 @@ Fingerprint LazyDfa::StateHorizonFingerprint(StateId s, uint32_t horizon) const 
   return MultisetFingerprint(std::move(parts), 0x486F72697A6F6Eull);  // "Horizon"
 }
 
+bool LazyDfa::StateHasCounter(StateId s) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const TaggedExpr& t : Info(s).exprs) {
+    if (pool_->HasCounter(t.expr)) return true;
+  }
+  return false;
+}
+
 absl::Status LazyDfa::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;

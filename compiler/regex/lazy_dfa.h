@@ -114,6 +114,9 @@ class LazyDfa {
   // `horizon` bytes, on where they are dead and which of their expressions
   // accept.
   Fingerprint StateHorizonFingerprint(StateId s, uint32_t horizon) const;
+  // Whether an expression of s has a counter (ExprSet::HasCounter): its
+  // nearby states tend to differ only in counts.
+  bool StateHasCounter(StateId s) const;
 
   // OK, or why the DFA failed (limits); sticky.
   absl::Status status() const;
