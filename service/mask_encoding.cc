@@ -33,7 +33,18 @@ __attribute__((target("popcnt"))) size_t CountWordsPopcnt(const uint32_t* words,
 }
 #endif
 
-size_t CountWordsPortable(const uint32_t* words, size_t n) {
+// Allowed ids in [begin_word * 32, end_word * 32) of `words`.
+size_t CountBits(std::span<const uint32_t> words, size_t begin_word, size_t end_word) {
+  end_word = std::min(end_word, words.size());
+  if (begin_word >= end_word) return 0;
+  return mask_encoding_internal::CountSetBits(words.data() + begin_word, end_word - begin_word);
+}
+
+}  // namespace
+
+namespace mask_encoding_internal {
+
+size_t CountSetBitsPortable(const uint32_t* words, size_t n) {
   return CountWords(words, n, [](uint64_t v) {
     v = v - ((v >> 1) & 0x5555555555555555ull);
     v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
@@ -42,18 +53,15 @@ size_t CountWordsPortable(const uint32_t* words, size_t n) {
   });
 }
 
-// Allowed ids in [begin_word * 32, end_word * 32) of `words`.
-size_t CountBits(std::span<const uint32_t> words, size_t begin_word, size_t end_word) {
-  end_word = std::min(end_word, words.size());
-  if (begin_word >= end_word) return 0;
+size_t CountSetBits(const uint32_t* words, size_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool has_popcnt = __builtin_cpu_supports("popcnt");
-  if (has_popcnt) return CountWordsPopcnt(words.data() + begin_word, end_word - begin_word);
+  if (has_popcnt) return CountWordsPopcnt(words, n);
 #endif
-  return CountWordsPortable(words.data() + begin_word, end_word - begin_word);
+  return CountSetBitsPortable(words, n);
 }
 
-}  // namespace
+}  // namespace mask_encoding_internal
 
 v1::MaskEncoding MaskAnalysis::Choose(v1::MaskEncoding wanted) const {
   switch (wanted) {

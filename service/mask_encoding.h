@@ -52,6 +52,14 @@ EncodedMaskInfo EncodeMask(std::span<const uint32_t> words, uint32_t vocab_size,
 // set (the dictionary is the stream's, not the message's).
 std::vector<uint32_t> DecodeMask(const v1::Mask& mask);
 
+namespace mask_encoding_internal {
+// Set bits of words[0, n): by POPCNT where the CPU has it, else by the
+// portable bit trick; and the portable path alone (for tests: a machine
+// with POPCNT never takes it otherwise).
+size_t CountSetBits(const uint32_t* words, size_t n);
+size_t CountSetBitsPortable(const uint32_t* words, size_t n);
+}  // namespace mask_encoding_internal
+
 }  // namespace maskd
 
 #endif  // MASKD_SERVICE_MASK_ENCODING_H_

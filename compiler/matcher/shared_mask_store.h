@@ -94,8 +94,13 @@ class SharedMaskStore {
   };
 
   // Past `max_bytes` the least recently used walks are dropped (grammars
-  // holding one keep it alive).
-  explicit SharedMaskStore(size_t max_bytes) : max_bytes_(max_bytes) {}
+  // holding one keep it alive). The store is split into `shards` by key
+  // hash, each with its own lock, LRU order and share of the budget: one
+  // table of a million walks would stall the insert that grows it (a
+  // rehash of 57k slots took 3.6 ms, and they double), and one lock would
+  // serialize a server's mask threads.
+  static constexpr size_t kDefaultShards = 64;
+  explicit SharedMaskStore(size_t max_bytes, size_t shards = kDefaultShards);
 
   // The stored walk, or null.
   std::shared_ptr<const MaskWalk> Find(const Key& key);
@@ -107,15 +112,20 @@ class SharedMaskStore {
  private:
   struct Slot {
     std::shared_ptr<const MaskWalk> walk;
-    std::list<Key>::iterator lru;  // position in lru_
+    std::list<Key>::iterator lru;  // position in the shard's lru
   };
-  const size_t max_bytes_;
-  // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
-  // uninstrumented Abseil.
-  mutable std::mutex mu_;
-  std::list<Key> lru_;                    // most recently used first; guarded by mu_
-  absl::flat_hash_map<Key, Slot> slots_;  // guarded by mu_
-  size_t bytes_ = 0;                      // guarded by mu_
+  struct Shard {
+    // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside
+    // Debian's uninstrumented Abseil.
+    mutable std::mutex mu;
+    std::list<Key> lru;                    // most recently used first; guarded by mu
+    absl::flat_hash_map<Key, Slot> slots;  // guarded by mu
+    size_t bytes = 0;                      // guarded by mu
+  };
+  Shard& ShardOf(const Key& key);
+
+  const size_t max_shard_bytes_;
+  std::vector<Shard> shards_;
 };
 
 }  // namespace maskd

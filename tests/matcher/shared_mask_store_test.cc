@@ -46,7 +46,7 @@ TEST(SharedMaskStoreTest, EvictsLeastRecentlyUsedPastItsBudget) {
   auto walk = std::make_shared<MaskWalk>();
   walk->inside_ids.assign(100, 7);
   const size_t one = walk->ByteSize();
-  SharedMaskStore store(2 * one + one / 2);  // room for two walks
+  SharedMaskStore store(2 * one + one / 2, /*shards=*/1);  // room for two walks
   auto key = [](uint64_t i) { return SharedMaskStore::Key{{i, i}, false}; };
   store.Insert(key(1), walk);
   store.Insert(key(2), walk);
@@ -59,6 +59,28 @@ TEST(SharedMaskStoreTest, EvictsLeastRecentlyUsedPastItsBudget) {
   EXPECT_LE(store.bytes(), 2 * one + one / 2);
   // The in_lexeme half of the key matters.
   EXPECT_EQ(store.Find(SharedMaskStore::Key{{3, 3}, true}), nullptr);
+}
+
+// Sharded (the default), the budget holds for the whole store and every
+// shard keeps its most recent walks.
+TEST(SharedMaskStoreTest, ShardsShareTheBudget) {
+  auto walk = std::make_shared<MaskWalk>();
+  walk->inside_ids.assign(100, 7);
+  const size_t one = walk->ByteSize();
+  constexpr size_t kShards = 8;
+  SharedMaskStore store(kShards * 3 * one, kShards);  // three walks per shard
+  auto key = [](uint64_t i) { return SharedMaskStore::Key{{i * 0x9E3779B97F4A7C15ull, i}, true}; };
+  for (uint64_t i = 0; i < 1000; ++i) {
+    store.Insert(key(i), walk);
+    ASSERT_LE(store.bytes(), kShards * 3 * one);
+    ASSERT_NE(store.Find(key(i)), nullptr);  // never the walk just stored
+  }
+  EXPECT_EQ(store.size(), kShards * 3);  // every shard full, none over
+  EXPECT_EQ(store.bytes(), kShards * 3 * one);
+  // The most recent walks are kept.
+  int recent = 0;
+  for (uint64_t i = 990; i < 1000; ++i) recent += store.Find(key(i)) != nullptr;
+  EXPECT_GE(recent, 8);
 }
 
 bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }

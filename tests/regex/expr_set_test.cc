@@ -381,5 +381,21 @@ TEST(ExprSetTest, LengthCounterEmptiness) {
   EXPECT_TRUE(*pool.IsEmpty(pool.And(pool.Literal("abc"), pool.Repeat(unit, 4, 9))));
 }
 
+TEST(ExprSetTest, CountersAreFlagged) {
+  ExprSet pool;
+  const ExprId a = pool.Byte('a');
+  EXPECT_FALSE(pool.HasCounter(pool.Star(a)));
+  EXPECT_FALSE(pool.HasCounter(pool.Optional(a)));
+  EXPECT_FALSE(pool.HasCounter(pool.Literal("abc")));
+  EXPECT_FALSE(pool.HasCounter(pool.Repeat(a, 3, ExprSet::kUnbounded)));
+  EXPECT_TRUE(pool.HasCounter(pool.Repeat(a, 0, 2)));
+  EXPECT_TRUE(pool.HasCounter(pool.Repeat(a, 5, 5)));
+  // Inherited by anything containing one, derivatives included.
+  const ExprId counted = pool.Concat(pool.Repeat(a, 0, 300), pool.Byte('"'));
+  EXPECT_TRUE(pool.HasCounter(pool.Or(pool.Byte('b'), counted)));
+  EXPECT_TRUE(pool.HasCounter(pool.Derivative(counted, 'a')));
+  EXPECT_TRUE(pool.HasCounter(pool.And(pool.Star(a), pool.Repeat(a, 0, 9))));
+}
+
 }  // namespace
 }  // namespace maskd::regex
