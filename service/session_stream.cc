@@ -318,9 +318,17 @@ void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequen
           absl::StrCat("tokens[", i, "] = ", token, " is outside the vocabulary (vocab_size ",
                        vocab_size, "); the sequence keeps the ", i, " tokens before it")));
     } else if (!matcher.AcceptToken(token)) {
-      work.Fail(absl::InvalidArgumentError(
-          absl::StrCat("tokens[", i, "] = ", DescribeToken(sequence.grammar->tokenizer(), token),
-                       " is not allowed here; the sequence keeps the ", i, " tokens before it")));
+      if (absl::Status grammar = sequence.grammar->status(); !grammar.ok()) {
+        // The lexer automaton hit its limit while taking the token: the
+        // token was not refused by the grammar.
+        work.Fail(absl::ResourceExhaustedError(
+            absl::StrCat("tokens[", i, "]: the grammar hit a limit (", grammar.message(),
+                         "); the sequence keeps the ", i, " tokens before it")));
+      } else {
+        work.Fail(absl::InvalidArgumentError(
+            absl::StrCat("tokens[", i, "] = ", DescribeToken(sequence.grammar->tokenizer(), token),
+                         " is not allowed here; the sequence keeps the ", i, " tokens before it")));
+      }
     }
     if (work.error != absl::StatusCode::kOk) {
       work.result->set_tokens_accepted(static_cast<uint32_t>(i));
@@ -356,6 +364,13 @@ void SessionStream::Describe(Sequence& sequence, Work& work) {
   matcher.FillMask(words);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   work.mask_seconds = took.count();
+  if (absl::Status grammar = sequence.grammar->status(); !grammar.ok()) {
+    // Past a limit, masks may lack tokens (matcher.h): never send one.
+    work.Fail(absl::ResourceExhaustedError(
+        absl::StrCat("the grammar hit a limit while computing this mask (", grammar.message(),
+                     "); the sequence cannot go on")));
+    return;
+  }
   work.has_mask = true;
   work.vocab_size = sequence.vocab_size;
   work.wanted = sequence.encoding;

@@ -145,8 +145,14 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
   std::vector<std::pair<uint32_t, std::shared_ptr<const MaskWalk>>> parts;
   regex::Fingerprint key{0x4173736D626C6564ull, may_end_here ? 1u : 2u};  // "Assmbled"
   key.Fold(node);
+  // Steps from the state clamped to the subtree's horizon: the same walks
+  // (regex/horizon.h), and positions of a counted string share its steps
+  // instead of each building states of its own.
+  const regex::StateId base =
+      dfa.HorizonState(state, node == TokenTrie::kRoot ? static_cast<uint32_t>(trie.max_depth())
+                                                       : vocab.height(node));
   trie.ForEachChild(node, [&](uint32_t child) {
-    const regex::StateId next = dfa.Step(state, trie.byte(child));
+    const regex::StateId next = dfa.Step(base, trie.byte(child));
     std::shared_ptr<const MaskWalk> below;
     if (next != regex::LazyDfa::kDead) below = SubtreeWalk(dfa, vocab, child, next);
     key.Fold(child);
@@ -209,7 +215,8 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
     auto computed = std::make_shared<MaskWalk>();
     InsideSet inside(vocab.mask_words());
     trie.ForEachToken(child, [&](TokenId t) { inside.Add(t); });
-    WalkBelow(dfa, trie, child, state, /*may_end_at_root=*/true, inside, *computed);
+    WalkBelow(dfa, trie, child, dfa.HorizonState(state, vocab.height(child)),
+              /*may_end_at_root=*/true, inside, *computed);
     inside.MoveInto(*computed);
     walk = vocab.mask_store().Insert(shared_key, std::move(computed));
   }

@@ -38,8 +38,11 @@ namespace maskd {
 
 struct MaskCacheEntry {
   std::shared_ptr<const MaskWalk> walk;
-  // The boundary nodes of `walk` grouped by the state (of this grammar's
-  // lexer, accepting) the lexeme ends in: one parser scan per group.
+  // The boundary nodes of `walk` grouped by where the lexeme ends: one
+  // parser scan per group. `ended` is a lexer state (accepting) with the
+  // accepting tags of every node in the group -- all the scan reads. (Walks
+  // run from states clamped to their horizon, so a group's nodes may end
+  // in different states of this position, with equal tags.)
   struct EndGroup {
     regex::StateId ended;
     std::vector<const std::vector<uint32_t>*> nodes;  // lists owned by `walk`

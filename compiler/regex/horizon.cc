@@ -121,6 +121,74 @@ class Fingerprinter {
 
 }  // namespace
 
+namespace {
+
+class Clamper {
+ public:
+  Clamper(ExprSet& pool, uint32_t horizon, HorizonClampMemo& memo)
+      : pool_(pool), horizon_(horizon), memo_(memo) {}
+
+  ExprId Clamp(ExprId e) {
+    const ExprKind kind = pool_.kind(e);
+    if (pool_.Args(e).empty() || pool_.MaxLength(e) <= horizon_ || kind == ExprKind::kNot) return e;
+    const uint64_t key = (uint64_t{e} << 32) | horizon_;
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    ExprId out = e;
+    switch (kind) {
+      case ExprKind::kAnd:
+        if (std::optional<ExprId> body = CountedAndBody(pool_, e, horizon_)) out = Clamp(*body);
+        break;
+      case ExprKind::kOr: {
+        // Copies: clamping adds nodes, which may move the pool's args.
+        std::vector<ExprId> args(pool_.Args(e).begin(), pool_.Args(e).end());
+        for (ExprId& a : args) a = Clamp(a);
+        out = pool_.Or(args);
+        break;
+      }
+      case ExprKind::kConcat: {
+        // Right-associated chains may be long: clamp the items in a loop.
+        std::vector<ExprId> parts;
+        ExprId rest = e;
+        for (; pool_.kind(rest) == ExprKind::kConcat; rest = pool_.Args(rest)[1]) {
+          parts.push_back(pool_.Args(rest)[0]);
+        }
+        parts.push_back(rest);
+        for (ExprId& p : parts) p = Clamp(p);
+        out = pool_.Concat(parts);
+        break;
+      }
+      case ExprKind::kRepeat: {
+        const ExprId x = pool_.Args(e)[0];
+        uint32_t lo = pool_.RepeatMin(e);
+        uint32_t hi = pool_.RepeatMax(e);
+        if (const uint32_t m = pool_.MinLength(x); m >= 1) {
+          const uint32_t most = horizon_ / m;
+          if (lo > most) lo = most + 1;
+          if (hi > most) hi = ExprSet::kUnbounded;
+        }
+        out = pool_.Repeat(Clamp(x), lo, hi);
+        break;
+      }
+      default:
+        break;
+    }
+    memo_.emplace(key, out);
+    return out;
+  }
+
+ private:
+  ExprSet& pool_;
+  const uint32_t horizon_;
+  HorizonClampMemo& memo_;
+};
+
+}  // namespace
+
+ExprId HorizonClamp(ExprSet& pool, ExprId e, uint32_t horizon, HorizonClampMemo* memo) {
+  HorizonClampMemo local;
+  return Clamper(pool, horizon, memo != nullptr ? *memo : local).Clamp(e);
+}
+
 Fingerprint HorizonFingerprint(const ExprSet& pool, ExprId e, uint32_t horizon, HorizonMemo* memo) {
   HorizonMemo local;
   return Fingerprinter(pool, horizon, memo != nullptr ? *memo : local).Run(e);

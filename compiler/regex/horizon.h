@@ -51,6 +51,15 @@ using HorizonMemo = absl::flat_hash_map<uint64_t, Fingerprint>;
 Fingerprint HorizonFingerprint(const ExprSet& pool, ExprId e, uint32_t horizon,
                                HorizonMemo* memo = nullptr);
 
+// clamp_h(e) built as an expression: it agrees with e on the members and
+// the prefixes of members among the strings of at most `horizon` bytes (the
+// same clamping as HorizonFingerprint), and states built from it are shared
+// by the positions of a counted string, so a walk from it creates no new
+// lexer states per position. `memo` (optional) keeps results by
+// (expression, horizon). Adds nodes to the pool, but no byte sets.
+using HorizonClampMemo = absl::flat_hash_map<uint64_t, ExprId>;
+ExprId HorizonClamp(ExprSet& pool, ExprId e, uint32_t horizon, HorizonClampMemo* memo = nullptr);
+
 }  // namespace maskd::regex
 
 #endif  // MASKD_COMPILER_REGEX_HORIZON_H_

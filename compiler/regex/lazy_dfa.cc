@@ -187,6 +187,27 @@ Fingerprint LazyDfa::StateHorizonFingerprint(StateId s, uint32_t horizon) const 
   return MultisetFingerprint(std::move(parts), 0x486F72697A6F6Eull);  // "Horizon"
 }
 
+StateId LazyDfa::HorizonState(StateId s, uint32_t horizon) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t key = (uint64_t{s} << 32) | horizon;
+  if (auto it = horizon_states_.find(key); it != horizon_states_.end()) return it->second;
+  if (!status_.ok()) return kDead;
+  if (clamp_memo_.size() > kMaxHorizonMemo) clamp_memo_.clear();
+  // Same tags, same order; a clamped expression is empty exactly when its
+  // original is (they agree on the empty prefix), so none drops out.
+  std::vector<TaggedExpr> clamped;
+  for (const TaggedExpr& t : Info(s).exprs) {
+    clamped.push_back({t.tag, HorizonClamp(*pool_, t.expr, horizon, &clamp_memo_)});
+  }
+  absl::StatusOr<StateId> id = InternLocked(std::move(clamped));
+  if (!id.ok()) {
+    status_ = id.status();
+    return kDead;
+  }
+  horizon_states_.emplace(key, *id);
+  return *id;
+}
+
 bool LazyDfa::StateHasCounter(StateId s) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const TaggedExpr& t : Info(s).exprs) {
@@ -205,7 +226,9 @@ size_t LazyDfa::MemoryBytesLocked() const {
       (kBlockMask + 1) * (num_classes_ * sizeof(std::atomic<uint32_t>) + sizeof(StateInfo));
   return pool_->MemoryBytes() + num_blocks_ * block_bytes + max_blocks_ * sizeof(Block) +
          state_ids_.capacity() * (sizeof(std::pair<std::vector<uint64_t>, StateId>) + 1) +
-         horizon_memo_.capacity() * (sizeof(std::pair<uint64_t, Fingerprint>) + 1) + state_bytes_;
+         horizon_memo_.capacity() * (sizeof(std::pair<uint64_t, Fingerprint>) + 1) +
+         horizon_states_.capacity() * (sizeof(std::pair<uint64_t, StateId>) + 1) +
+         clamp_memo_.capacity() * (sizeof(std::pair<uint64_t, ExprId>) + 1) + state_bytes_;
 }
 
 size_t LazyDfa::MemoryBytes() const {

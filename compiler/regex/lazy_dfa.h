@@ -114,6 +114,13 @@ class LazyDfa {
   // `horizon` bytes, on where they are dead and which of their expressions
   // accept.
   Fingerprint StateHorizonFingerprint(StateId s, uint32_t horizon) const;
+  // The state of s's expressions clamped to `horizon` (HorizonClamp): it
+  // agrees with s along every byte string of at most `horizon` bytes on
+  // where it is dead and which expressions accept, and positions of a
+  // counted string map to the same one, so a mask walk from it below a
+  // trie node that deep meets states it has met before instead of building
+  // new ones per position. kDead when the DFA fails (status()).
+  StateId HorizonState(StateId s, uint32_t horizon) const;
   // Whether an expression of s has a counter (ExprSet::HasCounter): its
   // nearby states tend to differ only in counts.
   bool StateHasCounter(StateId s) const;
@@ -171,6 +178,10 @@ class LazyDfa {
   // while they number at most kMaxHorizonMemo; guarded by mu_.
   static constexpr size_t kMaxHorizonMemo = size_t{1} << 18;
   mutable HorizonMemo horizon_memo_;
+  // HorizonState's results by (state, horizon), and the clamped expressions
+  // behind them; guarded by mu_.
+  mutable absl::flat_hash_map<uint64_t, StateId> horizon_states_;
+  mutable HorizonClampMemo clamp_memo_;
 };
 
 }  // namespace maskd::regex

@@ -2,7 +2,7 @@
 // the root's child subtrees, memoized per grammar and shared across grammars
 // (mask_cache.h). Whatever was memoized before, the assembled walk must be
 // the walk of the whole trie from scratch: the same inside tokens, and the
-// same boundary nodes ending the lexeme in the same lexer state.
+// same boundary nodes ending the lexeme with the same lexemes accepting.
 #include <map>
 #include <memory>
 #include <random>
@@ -32,22 +32,29 @@ std::set<TokenId> Inside(const MaskWalk& walk) {
   return out;
 }
 
-// Boundary node -> the lexer state its lexeme ends in.
-std::map<uint32_t, regex::StateId> Ends(const MaskCacheEntry& entry) {
-  std::map<uint32_t, regex::StateId> out;
+// Boundary node -> the lexemes accepting where its lexeme ends (what the
+// parser scans; the lexer state itself may be any with those tags).
+using EndTags = std::map<uint32_t, std::vector<uint32_t>>;
+std::vector<uint32_t> Tags(const regex::LazyDfa& dfa, regex::StateId s) {
+  auto tags = dfa.AcceptingTags(s);
+  return std::vector<uint32_t>(tags.begin(), tags.end());
+}
+
+EndTags Ends(const MaskCacheEntry& entry, const regex::LazyDfa& dfa) {
+  EndTags out;
   for (const MaskCacheEntry::EndGroup& g : entry.groups) {
     for (const std::vector<uint32_t>* nodes : g.nodes) {
-      for (uint32_t n : *nodes) EXPECT_TRUE(out.emplace(n, g.ended).second) << "node " << n;
+      for (uint32_t n : *nodes)
+        EXPECT_TRUE(out.emplace(n, Tags(dfa, g.ended)).second) << "node " << n;
     }
   }
   return out;
 }
 
-std::map<uint32_t, regex::StateId> Ends(const MaskWalk& walk, const regex::LazyDfa& dfa,
-                                        regex::StateId from) {
-  std::map<uint32_t, regex::StateId> out;
+EndTags Ends(const MaskWalk& walk, const regex::LazyDfa& dfa, regex::StateId from) {
+  EndTags out;
   for (const MaskWalk::Boundary& b : walk.boundaries) {
-    for (uint32_t n : b.nodes) out.emplace(n, dfa.Walk(from, b.prefix));
+    for (uint32_t n : b.nodes) out.emplace(n, Tags(dfa, dfa.Walk(from, b.prefix)));
   }
   return out;
 }
@@ -135,7 +142,7 @@ TEST(MaskCacheTest, AssembledWalksEqualWholeTrieWalks) {
         auto scratch =
             MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, in_lexeme);
         EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << schema << " state " << s;
-        EXPECT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << schema << " state " << s;
+        EXPECT_EQ(Ends(*entry, dfa), Ends(*scratch, dfa, s)) << schema << " state " << s;
         ++states_checked;
       }
     }
@@ -173,7 +180,7 @@ TEST(MaskCacheTest, CountedStringPositionsShareSubtreeWalks) {
     whole_walks.insert(entry->walk.get());
     auto scratch = MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, true);
     EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << "position " << k;
-    EXPECT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << "position " << k;
+    EXPECT_EQ(Ends(*entry, dfa), Ends(*scratch, dfa, s)) << "position " << k;
   }
   // Without sharing, every position would store a walk for most parts; with
   // it, the first position stores them and later ones about one whole-trie
@@ -208,7 +215,7 @@ TEST(MaskCacheTest, PatternAndMaxLengthPositionsShareWalks) {
     ASSERT_NE(entry, nullptr);
     auto scratch = MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, true);
     ASSERT_EQ(Inside(*entry->walk), Inside(*scratch)) << "position " << i;
-    ASSERT_EQ(Ends(*entry), Ends(*scratch, dfa, s)) << "position " << i;
+    ASSERT_EQ(Ends(*entry, dfa), Ends(*scratch, dfa, s)) << "position " << i;
     whole_walks.insert(entry->walk.get());
     ++positions;
   }

@@ -190,5 +190,63 @@ TEST(HorizonFingerprintTest, LengthCountersAgreeOnShortStringsByBruteForce) {
   EXPECT_GT(compared, 50);
 }
 
+// HorizonClamp builds clamp_h(e): it agrees with e on members and prefixes
+// of members among short strings, for counted expressions and for length
+// counters and their derivatives, and positions of a counted string clamp
+// to one expression.
+TEST(HorizonClampTest, AgreesWithTheExpressionOnShortStrings) {
+  ExprSet pool;
+  std::mt19937 rng(21);
+  const ExprId unit = pool.Or(pool.Literal("ab"), pool.Byte('c'));
+  const std::vector<ExprId> atoms = {pool.Literal("ab"), pool.Byte('c'), pool.Literal("abc"), unit};
+  std::function<ExprId(int)> gen = [&](int depth) -> ExprId {
+    const int pick = depth == 0 ? 0 : static_cast<int>(rng() % 4);
+    switch (pick) {
+      case 0:
+        return atoms[rng() % atoms.size()];
+      case 1:
+        return pool.Concat(gen(depth - 1), gen(depth - 1));
+      case 2:
+        return pool.Or(gen(depth - 1), gen(depth - 1));
+      default: {
+        const uint32_t lo = rng() % 6;
+        const uint32_t hi = rng() % 3 == 0 ? ExprSet::kUnbounded : lo + rng() % 12;
+        return pool.Repeat(gen(depth - 1), lo, hi);
+      }
+    }
+  };
+  constexpr uint32_t kHorizon = 4;
+  const std::vector<std::string> strings = Strings(kHorizon);
+  int changed = 0;
+  for (int i = 0; i < 600; ++i) {
+    ExprId e = gen(3);
+    if (i % 2 == 1) {
+      // A length counter, some bytes in.
+      ASSERT_TRUE(pool.ProveWithin(e, pool.Star(unit)));
+      e = pool.And(e, pool.Repeat(unit, 0, rng() % 30));
+      for (int steps = static_cast<int>(rng() % 3); steps > 0; --steps) {
+        e = pool.Derivative(e, static_cast<uint8_t>("abc"[rng() % 3]));
+      }
+      if (e == ExprSet::kNothing) continue;
+    }
+    const ExprId clamped = HorizonClamp(pool, e, kHorizon);
+    changed += clamped != e;
+    EXPECT_FALSE(pool.HasBoolean(clamped) && !pool.HasBoolean(e));
+    for (const std::string& s : strings) {
+      ASSERT_EQ(pool.Matches(e, s), pool.Matches(clamped, s))
+          << pool.ToString(e) << " clamped " << pool.ToString(clamped) << " on '" << s << "'";
+      ASSERT_EQ(IsPrefix(pool, e, s), IsPrefix(pool, clamped, s))
+          << pool.ToString(e) << " clamped " << pool.ToString(clamped) << " on '" << s << "'";
+    }
+  }
+  EXPECT_GT(changed, 150);
+  // Positions of a counted string far from its bound clamp alike.
+  const ExprId a = pool.Byte('a');
+  EXPECT_EQ(HorizonClamp(pool, pool.Repeat(a, 0, 300), 10),
+            HorizonClamp(pool, pool.Repeat(a, 0, 299), 10));
+  EXPECT_NE(HorizonClamp(pool, pool.Repeat(a, 0, 9), 10),
+            HorizonClamp(pool, pool.Repeat(a, 0, 8), 10));
+}
+
 }  // namespace
 }  // namespace maskd::regex
