@@ -24,8 +24,10 @@ bool SharedSyntax(std::string_view p) {
   static const RE2 kAllowedChars("[abc01.|()*+?\\[\\]^$:{},-]*");
   static const RE2 kBadForms("\\[\\]|\\[\\^\\]|\\(\\?[^:]|\\[:");
   if (!RE2::FullMatch(p, kAllowedChars) || RE2::PartialMatch(p, kBadForms)) return false;
-  // Every brace is part of `X{m}`, `X{m,}` or `X{m,n}` with small counts.
-  static const RE2 kQuantifier("\\{[0-9]{1,2}(,[0-9]{0,2})?\\}");
+  // Every brace is part of `X{m}`, `X{m,}` or `X{m,n}` with small counts
+  // written without leading zeros (ECMA-262 reads `{01}` as {1}; RE2 reads
+  // it as literal text).
+  static const RE2 kQuantifier("\\{(0|[1-9][0-9]?)(,(0|[1-9][0-9]?)?)?\\}");
   for (size_t i = 0; i < p.size(); ++i) {
     if (p[i] == '}') return false;  // Only reached when not consumed below.
     if (p[i] != '{') continue;

@@ -197,6 +197,11 @@ TEST(EcmaRegexTest, GroupsQuantifiersAndSearch) {
   EXPECT_EQ(ParseError("x(^a){20}").message(),
             "regex: a repeated group containing ^ or $ with a count above 16 is not supported "
             "(at offset 5)");
+  // Counts are decimal digits, leading zeros allowed (RE2 would read `{01}`
+  // as text).
+  EXPECT_TRUE(Compiled(".{01}").Matches("a"));
+  EXPECT_FALSE(Compiled(".{01}").Matches("aa"));
+  EXPECT_TRUE(Compiled("a{0,02}").Matches("aa"));
   EXPECT_TRUE(Compiled("(^a|b){3}").Matches("abb"));
   EXPECT_FALSE(Compiled("(^a|b){3}").Matches("bab"));
 }
