@@ -6,9 +6,9 @@
 // horizon must differ.
 #include "compiler/regex/horizon.h"
 
-#include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -24,6 +24,17 @@ bool IsPrefix(ExprSet& pool, ExprId e, const std::string& s) {
   return !*empty;
 }
 
+// e and f agree, on every string of `strings`, on membership and on being a
+// prefix of a member.
+void ExpectAgree(ExprSet& pool, ExprId e, ExprId f, const std::vector<std::string>& strings) {
+  for (const std::string& s : strings) {
+    ASSERT_EQ(pool.Matches(e, s), pool.Matches(f, s))
+        << pool.ToString(e) << " vs " << pool.ToString(f) << " on '" << s << "'";
+    ASSERT_EQ(IsPrefix(pool, e, s), IsPrefix(pool, f, s))
+        << pool.ToString(e) << " vs " << pool.ToString(f) << " on '" << s << "'";
+  }
+}
+
 // Every string over {a, b, c} of at most `n` bytes.
 std::vector<std::string> Strings(size_t n) {
   std::vector<std::string> out = {""};
@@ -33,6 +44,43 @@ std::vector<std::string> Strings(size_t n) {
   }
   return out;
 }
+
+// Random boolean-free expressions over `atoms` (Concat, Or, and repetitions
+// with random counts, a third of them unbounded), `depth` levels deep.
+class RandomCounted {
+ public:
+  RandomCounted(ExprSet& pool, std::mt19937& rng, std::vector<ExprId> atoms, uint32_t lo_below,
+                uint32_t span_below)
+      : pool_(pool),
+        rng_(rng),
+        atoms_(std::move(atoms)),
+        lo_below_(lo_below),
+        span_below_(span_below) {}
+
+  ExprId operator()(int depth) const {
+    const int pick = depth == 0 ? 0 : static_cast<int>(rng_() % 4);
+    switch (pick) {
+      case 0:
+        return atoms_[rng_() % atoms_.size()];
+      case 1:
+        return pool_.Concat((*this)(depth - 1), (*this)(depth - 1));
+      case 2:
+        return pool_.Or((*this)(depth - 1), (*this)(depth - 1));
+      default: {
+        const uint32_t lo = rng_() % lo_below_;
+        const uint32_t hi = rng_() % 3 == 0 ? ExprSet::kUnbounded : lo + rng_() % span_below_;
+        return pool_.Repeat((*this)(depth - 1), lo, hi);
+      }
+    }
+  }
+
+ private:
+  ExprSet& pool_;
+  std::mt19937& rng_;
+  const std::vector<ExprId> atoms_;
+  const uint32_t lo_below_;
+  const uint32_t span_below_;
+};
 
 TEST(HorizonFingerprintTest, BoundsBeyondTheHorizonDoNotMatter) {
   ExprSet pool;
@@ -96,22 +144,7 @@ TEST(HorizonFingerprintTest, EqualFingerprintsAgreeOnShortStringsByBruteForce) {
                                      pool.Or(pool.Byte('a'), pool.Literal("bc")),
                                      pool.ByteRange('a', 'c')};
   // Random boolean-free expressions whose counts are random too.
-  std::function<ExprId(int)> gen = [&](int depth) -> ExprId {
-    const int pick = depth == 0 ? 0 : static_cast<int>(rng() % 4);
-    switch (pick) {
-      case 0:
-        return atoms[rng() % atoms.size()];
-      case 1:
-        return pool.Concat(gen(depth - 1), gen(depth - 1));
-      case 2:
-        return pool.Or(gen(depth - 1), gen(depth - 1));
-      default: {
-        const uint32_t lo = rng() % 9;
-        const uint32_t hi = rng() % 3 == 0 ? ExprSet::kUnbounded : lo + rng() % 9;
-        return pool.Repeat(gen(depth - 1), lo, hi);
-      }
-    }
-  };
+  const RandomCounted gen(pool, rng, atoms, /*lo_below=*/9, /*span_below=*/9);
   constexpr uint32_t kHorizon = 5;
   const std::vector<std::string> strings = Strings(kHorizon);
   absl::flat_hash_map<Fingerprint, ExprId> first;
@@ -121,12 +154,7 @@ TEST(HorizonFingerprintTest, EqualFingerprintsAgreeOnShortStringsByBruteForce) {
     auto [it, inserted] = first.emplace(HorizonFingerprint(pool, e, kHorizon), e);
     if (inserted || it->second == e) continue;
     ++compared;
-    for (const std::string& s : strings) {
-      ASSERT_EQ(pool.Matches(e, s), pool.Matches(it->second, s))
-          << pool.ToString(e) << " vs " << pool.ToString(it->second) << " on '" << s << "'";
-      ASSERT_EQ(IsPrefix(pool, e, s), IsPrefix(pool, it->second, s))
-          << pool.ToString(e) << " vs " << pool.ToString(it->second) << " on '" << s << "'";
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectAgree(pool, e, it->second, strings));
   }
   // Distinct expressions sharing a fingerprint were actually met.
   EXPECT_GT(compared, 50);
@@ -142,22 +170,7 @@ TEST(HorizonFingerprintTest, LengthCountersAgreeOnShortStringsByBruteForce) {
   const ExprId units = pool.Star(unit);
   const std::vector<ExprId> atoms = {pool.Literal("ab"), pool.Byte('c'), pool.Literal("abc"),
                                      pool.Or(pool.Literal("ab"), pool.Literal("cc")), unit};
-  std::function<ExprId(int)> gen = [&](int depth) -> ExprId {
-    const int pick = depth == 0 ? 0 : static_cast<int>(rng() % 4);
-    switch (pick) {
-      case 0:
-        return atoms[rng() % atoms.size()];
-      case 1:
-        return pool.Concat(gen(depth - 1), gen(depth - 1));
-      case 2:
-        return pool.Or(gen(depth - 1), gen(depth - 1));
-      default: {
-        const uint32_t lo = rng() % 4;
-        const uint32_t hi = rng() % 3 == 0 ? ExprSet::kUnbounded : lo + rng() % 6;
-        return pool.Repeat(gen(depth - 1), lo, hi);
-      }
-    }
-  };
+  const RandomCounted gen(pool, rng, atoms, /*lo_below=*/4, /*span_below=*/6);
   constexpr uint32_t kHorizon = 4;
   const std::vector<std::string> strings = Strings(kHorizon);
   absl::flat_hash_map<Fingerprint, ExprId> first;
@@ -179,12 +192,7 @@ TEST(HorizonFingerprintTest, LengthCountersAgreeOnShortStringsByBruteForce) {
     auto [it, inserted] = first.emplace(HorizonFingerprint(pool, e, kHorizon), e);
     if (inserted || it->second == e) continue;
     ++compared;
-    for (const std::string& s : strings) {
-      ASSERT_EQ(pool.Matches(e, s), pool.Matches(it->second, s))
-          << pool.ToString(e) << " vs " << pool.ToString(it->second) << " on '" << s << "'";
-      ASSERT_EQ(IsPrefix(pool, e, s), IsPrefix(pool, it->second, s))
-          << pool.ToString(e) << " vs " << pool.ToString(it->second) << " on '" << s << "'";
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectAgree(pool, e, it->second, strings));
   }
   EXPECT_GT(counters, 300);
   EXPECT_GT(compared, 50);
@@ -199,22 +207,7 @@ TEST(HorizonClampTest, AgreesWithTheExpressionOnShortStrings) {
   std::mt19937 rng(21);
   const ExprId unit = pool.Or(pool.Literal("ab"), pool.Byte('c'));
   const std::vector<ExprId> atoms = {pool.Literal("ab"), pool.Byte('c'), pool.Literal("abc"), unit};
-  std::function<ExprId(int)> gen = [&](int depth) -> ExprId {
-    const int pick = depth == 0 ? 0 : static_cast<int>(rng() % 4);
-    switch (pick) {
-      case 0:
-        return atoms[rng() % atoms.size()];
-      case 1:
-        return pool.Concat(gen(depth - 1), gen(depth - 1));
-      case 2:
-        return pool.Or(gen(depth - 1), gen(depth - 1));
-      default: {
-        const uint32_t lo = rng() % 6;
-        const uint32_t hi = rng() % 3 == 0 ? ExprSet::kUnbounded : lo + rng() % 12;
-        return pool.Repeat(gen(depth - 1), lo, hi);
-      }
-    }
-  };
+  const RandomCounted gen(pool, rng, atoms, /*lo_below=*/6, /*span_below=*/12);
   constexpr uint32_t kHorizon = 4;
   const std::vector<std::string> strings = Strings(kHorizon);
   int changed = 0;
@@ -232,12 +225,7 @@ TEST(HorizonClampTest, AgreesWithTheExpressionOnShortStrings) {
     const ExprId clamped = HorizonClamp(pool, e, kHorizon);
     changed += clamped != e;
     EXPECT_FALSE(pool.HasBoolean(clamped) && !pool.HasBoolean(e));
-    for (const std::string& s : strings) {
-      ASSERT_EQ(pool.Matches(e, s), pool.Matches(clamped, s))
-          << pool.ToString(e) << " clamped " << pool.ToString(clamped) << " on '" << s << "'";
-      ASSERT_EQ(IsPrefix(pool, e, s), IsPrefix(pool, clamped, s))
-          << pool.ToString(e) << " clamped " << pool.ToString(clamped) << " on '" << s << "'";
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectAgree(pool, e, clamped, strings));
   }
   EXPECT_GT(changed, 150);
   // Positions of a counted string far from its bound clamp alike.
