@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "clients/cpp/spec.h"
 
 namespace maskd::e2e {
 
@@ -43,6 +44,16 @@ std::unique_ptr<client::MaskdClient> ClientOf(const testing::MaskdProcess& proce
   options.target = process.grpc_address();
   options.rpc_deadline = absl::Seconds(120);
   return std::make_unique<client::MaskdClient>(options);
+}
+
+absl::StatusOr<CompiledSchema> CompileForLlama3(const client::MaskdClient& client,
+                                                const std::string& schema) {
+  absl::StatusOr<v1::TokenizerInfo> info = client.FindTokenizer("llama3");
+  if (!info.ok()) return info.status();
+  absl::StatusOr<client::CompileResult> compiled =
+      client.Compile(info->tokenizer_id(), client::JsonSchemaSpec(schema));
+  if (!compiled.ok()) return compiled.status();
+  return CompiledSchema{info->tokenizer_id(), compiled->handle};
 }
 
 std::string MaskBenchPath() {

@@ -30,6 +30,14 @@ absl::StatusOr<std::shared_ptr<const Tokenizer>> Llama3();
 // A client of `process` with generous deadlines (ASan builds are slow).
 std::unique_ptr<client::MaskdClient> ClientOf(const testing::MaskdProcess& process);
 
+// A JSON Schema compiled by `client`'s server for its Llama-3 tokenizer.
+struct CompiledSchema {
+  std::string tokenizer_id;  // the server's id of "llama3"
+  std::string handle;
+};
+absl::StatusOr<CompiledSchema> CompileForLlama3(const client::MaskdClient& client,
+                                                const std::string& schema);
+
 // $MASKD_MASKBENCH, default <source>/../shared/maskbench/dev.jsonl.gz.
 std::string MaskBenchPath();
 

@@ -131,10 +131,7 @@ TEST_F(MaskctlTest, CompilePrintsTheServersHandleOrItsError) {
   // The handle is the server's content hash: the client library gets the
   // same one for the same request.
   std::unique_ptr<client::MaskdClient> client = ClientOf(*server_);
-  absl::StatusOr<v1::TokenizerInfo> info = client->FindTokenizer("llama3");
-  ASSERT_TRUE(info.ok()) << info.status();
-  absl::StatusOr<client::CompileResult> direct =
-      client->Compile(info->tokenizer_id(), client::JsonSchemaSpec(kAgeSchema));
+  absl::StatusOr<CompiledSchema> direct = CompileForLlama3(*client, kAgeSchema);
   ASSERT_TRUE(direct.ok()) << direct.status();
   EXPECT_EQ(CompileHandle(schema), direct->handle);
 

@@ -91,15 +91,12 @@ TEST(SessionChurnTest, ThousandSequencesOnTenStreams) {
   ASSERT_GT(tokens.size(), kLifetime);
 
   std::unique_ptr<client::MaskdClient> client = ClientOf(**server);
-  absl::StatusOr<v1::TokenizerInfo> info = client->FindTokenizer("llama3");
-  ASSERT_TRUE(info.ok()) << info.status();
-  absl::StatusOr<client::CompileResult> compiled =
-      client->Compile(info->tokenizer_id(), client::JsonSchemaSpec(kSchema));
+  absl::StatusOr<CompiledSchema> compiled = CompileForLlama3(*client, kSchema);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   // The same schema with a trailing space, opened inline: different bytes,
   // so the inline opens of all streams race to compile (or find) it.
   v1::CompileRequest inline_compile;
-  inline_compile.set_tokenizer_id(info->tokenizer_id());
+  inline_compile.set_tokenizer_id(compiled->tokenizer_id);
   *inline_compile.mutable_spec() = client::JsonSchemaSpec(absl::StrCat(kSchema, " "));
 
   std::vector<std::string> failures(kStreams);

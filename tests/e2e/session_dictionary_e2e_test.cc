@@ -29,10 +29,7 @@ class SessionDictionaryE2eTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = server->release();
     client_ = ClientOf(*server_).release();
-    absl::StatusOr<v1::TokenizerInfo> info = client_->FindTokenizer("llama3");
-    ASSERT_TRUE(info.ok()) << info.status();
-    absl::StatusOr<client::CompileResult> compiled =
-        client_->Compile(info->tokenizer_id(), client::JsonSchemaSpec(kSchema));
+    absl::StatusOr<CompiledSchema> compiled = CompileForLlama3(*client_, kSchema);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
     handle_ = new std::string(compiled->handle);
     absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer = Llama3();

@@ -41,12 +41,9 @@ class SessionFaultTest : public ::testing::Test {
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     tokenizer_ = new std::shared_ptr<const Tokenizer>(*tokenizer);
     client_ = ClientOf(*server_).release();
-    absl::StatusOr<v1::TokenizerInfo> info = client_->FindTokenizer("llama3");
-    ASSERT_TRUE(info.ok()) << info.status();
-    tokenizer_id_ = new std::string(info->tokenizer_id());
-    absl::StatusOr<client::CompileResult> compiled =
-        client_->Compile(*tokenizer_id_, client::JsonSchemaSpec(kSchema));
+    absl::StatusOr<CompiledSchema> compiled = CompileForLlama3(*client_, kSchema);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
+    tokenizer_id_ = new std::string(compiled->tokenizer_id);
     handle_ = new std::string(compiled->handle);
     tokens_ = new std::vector<TokenId>((*tokenizer)->Encode(kInstance));
   }
