@@ -107,8 +107,8 @@ std::shared_ptr<const MaskCacheEntry> MaskCache::Get(const regex::LazyDfa& dfa,
   // token: positions of a counted string far from its bounds share one walk
   // (and need no stepping of every root child to find that out).
   const SharedMaskStore::Key shared_key{
-      dfa.StateHorizonFingerprint(state, static_cast<uint32_t>(vocab.trie().max_depth())),
-      in_lexeme, SharedMaskStore::kWholeTrie, true};
+      dfa.StateHorizonFingerprint(state, vocab.height(TokenTrie::kRoot)), in_lexeme,
+      SharedMaskStore::kWholeTrie, true};
   std::shared_ptr<const MaskWalk> walk = vocab.mask_store().Find(shared_key);
   if (walk == nullptr) {
     walk = vocab.mask_store().Insert(
@@ -148,9 +148,7 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
   // Steps from the state clamped to the subtree's horizon: the same walks
   // (regex/horizon.h), and positions of a counted string share its steps
   // instead of each building states of its own.
-  const regex::StateId base =
-      dfa.HorizonState(state, node == TokenTrie::kRoot ? static_cast<uint32_t>(trie.max_depth())
-                                                       : vocab.height(node));
+  const regex::StateId base = dfa.HorizonState(state, vocab.height(node));
   trie.ForEachChild(node, [&](uint32_t child) {
     const regex::StateId next = dfa.Step(base, trie.byte(child));
     std::shared_ptr<const MaskWalk> below;

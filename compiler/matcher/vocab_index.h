@@ -34,7 +34,7 @@ class VocabIndex {
   size_t mask_words() const { return (tokenizer_->vocab_size() + 31) / 32; }
   const std::vector<TokenId>& eos_ids() const { return tokenizer_->eos_ids(); }
   // How many bytes deep the trie goes below `node` (the horizon of a walk
-  // below it).
+  // below it); for the root, the longest token's length.
   uint32_t height(uint32_t node) const { return heights_[node]; }
   // Subtrees holding more than 1/16 of the trie are walked as the walks
   // below their children (each shareable on its own; mask_cache.h): besides

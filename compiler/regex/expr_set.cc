@@ -546,10 +546,12 @@ bool ExprSet::ProveWithin(ExprId x, ExprId u) {
         break;
       case ExprKind::kByteSet: {
         // Bytes of one class have equal derivatives: one per class will do.
+        // (Copies: derivatives may add byte sets, moving the pool's.)
         const ByteSet set = GetByteSet(e);
+        const std::vector<uint8_t> reps = class_rep_;
         absl::flat_hash_set<ExprId> next;
         for (ExprId s : states) {
-          for (uint8_t rep : std::vector<uint8_t>(class_rep_)) {
+          for (uint8_t rep : reps) {
             if (set.Contains(rep)) next.insert(Derivative(s, rep));
           }
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -28,6 +29,27 @@ std::optional<ExprId> CountedAndBody(const ExprSet& pool, ExprId e, uint32_t hor
     return std::nullopt;
   }
   return c->body;
+}
+
+// Whether clamp_h(e) is e itself: leaves, expressions with nothing to clamp
+// within h bytes, Not, and And other than a length counter with room.
+bool ClampsToItself(const ExprSet& pool, ExprId e, uint32_t horizon) {
+  const ExprKind kind = pool.kind(e);
+  return pool.Args(e).empty() || pool.MaxLength(e) <= horizon || kind == ExprKind::kNot ||
+         (kind == ExprKind::kAnd && !CountedAndBody(pool, e, horizon).has_value());
+}
+
+// The bounds of the repetition `e` = X{lo,hi} in clamp_h(e): with X at
+// least m >= 1 bytes long, at most h / m whole iterations fit in h bytes.
+std::pair<uint32_t, uint32_t> ClampedBounds(const ExprSet& pool, ExprId e, uint32_t horizon) {
+  uint32_t lo = pool.RepeatMin(e);
+  uint32_t hi = pool.RepeatMax(e);
+  if (const uint32_t m = pool.MinLength(pool.Args(e)[0]); m >= 1) {
+    const uint32_t most = horizon / m;
+    if (lo > most) lo = most + 1;
+    if (hi > most) hi = ExprSet::kUnbounded;
+  }
+  return {lo, hi};
 }
 
 class Fingerprinter {
@@ -63,20 +85,14 @@ class Fingerprinter {
  private:
   uint64_t Key(ExprId e) const { return (uint64_t{e} << 32) | horizon_; }
 
-  // The fingerprint of e when it needs no clamping (leaves, expressions with
-  // nothing to clamp within h bytes, And and Not other than length counters:
-  // the exact one) or was computed before; else nullopt.
+  // The fingerprint of e when it needs no clamping (the exact one) or was
+  // computed before; else nullopt.
   std::optional<Fingerprint> Known(ExprId e) {
-    const ExprKind kind = pool_.kind(e);
-    if (pool_.Args(e).empty() || pool_.MaxLength(e) <= horizon_ || kind == ExprKind::kNot ||
-        (kind == ExprKind::kAnd && !CountedAndBody(pool_, e, horizon_).has_value())) {
-      return pool_.GetFingerprint(e);
-    }
+    if (ClampsToItself(pool_, e, horizon_)) return pool_.GetFingerprint(e);
     if (auto it = memo_.find(Key(e)); it != memo_.end()) return it->second;
     return std::nullopt;
   }
 
- private:
   Fingerprint Combine(ExprId e) {
     const ExprKind kind = pool_.kind(e);
     Fingerprint f{kHorizonSeedHi + static_cast<uint64_t>(kind), kHorizonSeedLo};
@@ -95,14 +111,7 @@ class Fingerprinter {
         break;
       }
       case ExprKind::kRepeat: {
-        uint32_t lo = pool_.RepeatMin(e);
-        uint32_t hi = pool_.RepeatMax(e);
-        if (const uint32_t m = pool_.MinLength(args[0]); m >= 1) {
-          // At most h / m whole iterations fit in h bytes.
-          const uint32_t most = horizon_ / m;
-          if (lo > most) lo = most + 1;
-          if (hi > most) hi = ExprSet::kUnbounded;
-        }
+        const auto [lo, hi] = ClampedBounds(pool_, e, horizon_);
         f.Fold((uint64_t{lo} << 32) | hi);
         fold(*Known(args[0]));
         break;
@@ -119,24 +128,19 @@ class Fingerprinter {
   HorizonMemo& memo_;
 };
 
-}  // namespace
-
-namespace {
-
 class Clamper {
  public:
   Clamper(ExprSet& pool, uint32_t horizon, HorizonClampMemo& memo)
       : pool_(pool), horizon_(horizon), memo_(memo) {}
 
   ExprId Clamp(ExprId e) {
-    const ExprKind kind = pool_.kind(e);
-    if (pool_.Args(e).empty() || pool_.MaxLength(e) <= horizon_ || kind == ExprKind::kNot) return e;
+    if (ClampsToItself(pool_, e, horizon_)) return e;
     const uint64_t key = (uint64_t{e} << 32) | horizon_;
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     ExprId out = e;
-    switch (kind) {
-      case ExprKind::kAnd:
-        if (std::optional<ExprId> body = CountedAndBody(pool_, e, horizon_)) out = Clamp(*body);
+    switch (pool_.kind(e)) {
+      case ExprKind::kAnd:  // a length counter with room: its pattern
+        out = Clamp(*CountedAndBody(pool_, e, horizon_));
         break;
       case ExprKind::kOr: {
         // Copies: clamping adds nodes, which may move the pool's args.
@@ -158,15 +162,8 @@ class Clamper {
         break;
       }
       case ExprKind::kRepeat: {
-        const ExprId x = pool_.Args(e)[0];
-        uint32_t lo = pool_.RepeatMin(e);
-        uint32_t hi = pool_.RepeatMax(e);
-        if (const uint32_t m = pool_.MinLength(x); m >= 1) {
-          const uint32_t most = horizon_ / m;
-          if (lo > most) lo = most + 1;
-          if (hi > most) hi = ExprSet::kUnbounded;
-        }
-        out = pool_.Repeat(Clamp(x), lo, hi);
+        const auto [lo, hi] = ClampedBounds(pool_, e, horizon_);
+        out = pool_.Repeat(Clamp(pool_.Args(e)[0]), lo, hi);
         break;
       }
       default:

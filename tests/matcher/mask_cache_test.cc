@@ -171,6 +171,8 @@ TEST(MaskCacheTest, CountedStringPositionsShareSubtreeWalks) {
     ++parts;
     if (g->vocab().walk_in_parts(child)) trie.ForEachChild(child, [&](uint32_t) { ++parts; });
   });
+  // The root's height, the horizon of a whole walk, is the longest token.
+  EXPECT_EQ(g->vocab().height(TokenTrie::kRoot), trie.max_depth());
   const size_t walks_before = g->vocab().mask_store().size();
   constexpr int kPositions = 20;
   std::set<const MaskWalk*> whole_walks;
