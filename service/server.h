@@ -14,6 +14,7 @@
 #include "prometheus/exposer.h"
 #include "service/compile_handler.h"
 #include "service/grammar_store.h"
+#include "service/health_service.h"
 #include "service/maskd_service.h"
 #include "service/process_metrics.h"
 #include "service/service_metrics.h"
@@ -31,8 +32,11 @@ struct ServerOptions {
   // host:port for GET /metrics; port 0 picks a free port; empty disables it.
   std::string metrics_listen = "127.0.0.1:9464";
   // Most threads the gRPC server may use for unary calls (Session streams
-  // run on the callback API and hold no thread).
+  // run on the async API and hold no thread).
   int grpc_threads = 64;
+  // Threads serving Session streams, one completion queue each; a stream
+  // stays on one (0: one per core).
+  size_t session_threads = 0;
   // Threads computing Session steps (0: one per core).
   size_t step_threads = 0;
   // Largest request or response message, in bytes (tokenizer.json uploads
@@ -81,6 +85,7 @@ class Server {
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionHandler> session_;
   std::unique_ptr<MaskdService> service_;
+  std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string grpc_address_;

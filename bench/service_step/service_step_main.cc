@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "bench/service_step/step_driver.h"
+#include "bench/service_step/tcp_floor.h"
 #include "bench/service_step/workload.h"
 #include "tests/service/maskd_process.h"
 
@@ -222,6 +223,16 @@ int Main() {
       engine_step.MeanUs(), engine_step.PercentileUs(99));
 
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
+  {
+    absl::StatusOr<maskbench::LatencySamples> tcp = MeasureTcpPingPong(duration);
+    if (!tcp.ok()) {
+      std::fprintf(stderr, "service_step: %s\n", tcp.status().ToString().c_str());
+      return 1;
+    }
+    std::printf(
+        "loopback TCP ping-pong between two processes (no gRPC, 32 B): p50 %.1f us p99 %.1f us\n",
+        tcp->PercentileUs(50), tcp->PercentileUs(99));
+  }
   {
     // A step with no ops: the stream's round trip alone (gRPC, the server's
     // reactor, no engine work), the floor under every B.

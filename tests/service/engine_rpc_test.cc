@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -586,6 +587,14 @@ TEST(SessionLifecycleTest, SigtermEndsOpenStreamsWithUnavailableAndExitsZero) {
   v1::StepRequest empty;
   v1::StepResponse response;
   ASSERT_TRUE(stream->Step(empty, &response));
+  // A health watcher (a load balancer) sees SERVING, then NOT_SERVING at
+  // SIGTERM, and its call ends instead of holding up the drain.
+  auto health_stub = grpc::health::v1::Health::NewStub(Connect((*process)->grpc_address()));
+  auto watch_context = std::make_unique<grpc::ClientContext>();
+  auto watch = health_stub->Watch(watch_context.get(), grpc::health::v1::HealthCheckRequest());
+  grpc::health::v1::HealthCheckResponse health;
+  ASSERT_TRUE(watch->Read(&health));
+  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 
   // The grace is long: the exit must come from the stream ending itself.
   const auto start = std::chrono::steady_clock::now();
@@ -594,7 +603,14 @@ TEST(SessionLifecycleTest, SigtermEndsOpenStreamsWithUnavailableAndExitsZero) {
   grpc::Status status = stream->rw().Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
+  ASSERT_TRUE(watch->Read(&health));
+  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_FALSE(watch->Read(&health));
+  EXPECT_TRUE(watch->Finish().ok());
   // The server's shutdown also waits for the client to drop the connection.
+  watch.reset();
+  watch_context.reset();
+  health_stub.reset();
   stream.reset();
   stub.reset();
   absl::StatusOr<int> exit_code = (*process)->Stop(SIGTERM, std::chrono::seconds(30));
