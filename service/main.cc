@@ -25,12 +25,7 @@ ABSL_FLAG(std::vector<std::string>, tokenizer, {},
 ABSL_FLAG(int, threads, 0,
           "Threads computing Session steps (a request's sequences run in parallel on them); "
           "0: one per core.");
-ABSL_FLAG(int, grpc_threads, 64,
-          "Most gRPC threads for unary calls (Session streams use --session_threads).");
-ABSL_FLAG(
-    int, session_threads, 0,
-    "Threads serving Session streams (reading requests, running small steps, writing "
-    "responses), each with its own completion queue; a stream stays on one; 0: one per core.");
+ABSL_FLAG(int, grpc_threads, 64, "Most gRPC threads for unary calls (Session streams hold none).");
 ABSL_FLAG(int, compile_threads, 0, "Threads running compiles; 0: one per core.");
 ABSL_FLAG(int64_t, cache_bytes, int64_t{1} << 30,
           "Memory budget of the compiled-grammar cache, in bytes (least recently used first out).");
@@ -49,7 +44,7 @@ ABSL_FLAG(int, max_mask_dictionary_slots, 1024,
           "gets this many); each holds one mask (16 KiB for a 128k vocabulary); 0: no "
           "dictionary.");
 ABSL_FLAG(int, inline_step_ops, 1,
-          "A StepRequest with at most this many ops and no open runs on the session thread that "
+          "A StepRequest with at most this many ops and no open runs on the gRPC thread that "
           "received it instead of the step pool (saves two thread wake-ups); 0: never.");
 ABSL_FLAG(absl::Duration, session_idle_timeout, absl::Minutes(10),
           "A Session stream with no request for this long is ended (DEADLINE_EXCEEDED); 0: never.");
@@ -85,8 +80,7 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_grpc_threads) < 2 || absl::GetFlag(FLAGS_max_message_bytes) < 1024 ||
       absl::GetFlag(FLAGS_max_tokenizer_bytes) < 1 || absl::GetFlag(FLAGS_max_tokenizers) < 1 ||
       absl::GetFlag(FLAGS_threads) < 0 || absl::GetFlag(FLAGS_compile_threads) < 0 ||
-      absl::GetFlag(FLAGS_session_threads) < 0 || absl::GetFlag(FLAGS_cache_bytes) < 1 ||
-      absl::GetFlag(FLAGS_max_spec_bytes) < 1 ||
+      absl::GetFlag(FLAGS_cache_bytes) < 1 || absl::GetFlag(FLAGS_max_spec_bytes) < 1 ||
       absl::GetFlag(FLAGS_max_sequences_per_stream) < 1 ||
       absl::GetFlag(FLAGS_max_ops_per_request) < 1 ||
       absl::GetFlag(FLAGS_max_rollback_tokens) < 0 ||
@@ -94,7 +88,7 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_inline_step_ops) < 0 ||
       absl::GetFlag(FLAGS_compile_time_limit) <= absl::ZeroDuration()) {
     MASKD_LOG(ERROR) << "--grpc_threads must be >= 2, --max_message_bytes >= 1024, "
-                        "--threads, --session_threads, --compile_threads, --max_rollback_tokens, "
+                        "--threads, --compile_threads, --max_rollback_tokens, "
                         "--max_mask_dictionary_slots and --inline_step_ops >= 0, "
                         "--max_tokenizer_bytes, --max_tokenizers, --cache_bytes, --max_spec_bytes, "
                         "--max_sequences_per_stream and --max_ops_per_request >= 1, "
@@ -107,7 +101,6 @@ int main(int argc, char** argv) {
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.grpc_threads = absl::GetFlag(FLAGS_grpc_threads);
   options.step_threads = static_cast<size_t>(absl::GetFlag(FLAGS_threads));
-  options.session_threads = static_cast<size_t>(absl::GetFlag(FLAGS_session_threads));
   options.cache.compile_threads = static_cast<size_t>(absl::GetFlag(FLAGS_compile_threads));
   options.cache.max_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_cache_bytes));
   options.cache.error_ttl = absl::GetFlag(FLAGS_cache_error_ttl);

@@ -51,8 +51,8 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 }
 
 MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-                           const CompileHandler* compile)
-    : tokenizers_(tokenizers), metrics_(metrics), compile_(compile) {}
+                           const CompileHandler* compile, SessionHandler* session)
+    : tokenizers_(tokenizers), metrics_(metrics), compile_(compile), session_(session) {}
 
 grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* /*context*/,
                                              const v1::RegisterTokenizerRequest* request,
@@ -114,6 +114,13 @@ grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::Compi
           ? absl::InfiniteFuture()
           : absl::FromChrono(deadline);
   return recorder.Finish(compile_->Compile(*request, rpc_deadline, response));
+}
+
+grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Session(
+    grpc::CallbackServerContext* context) {
+  // Counted (active streams, RPC outcome) by the reactor, which outlives
+  // this call.
+  return session_->Open(context);
 }
 
 }  // namespace maskd

@@ -1,15 +1,14 @@
 // The maskd.v1.Maskd gRPC service: tokenizer RPCs here, Compile and Session
 // delegated to their handlers. Every RPC is counted and timed in
-// ServiceMetrics. Session is on the async API, served by SessionHandler's
-// completion-queue threads (SessionCall says why); the unary RPCs stay
-// synchronous.
+// ServiceMetrics. Session uses the callback API (one reactor per stream, no
+// thread held per stream); the unary RPCs stay synchronous.
 #ifndef MASKD_SERVICE_MASKD_SERVICE_H_
 #define MASKD_SERVICE_MASKD_SERVICE_H_
 
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "service/compile_handler.h"
 #include "service/service_metrics.h"
-#include "service/session_call.h"
+#include "service/session_handler.h"
 #include "service/tokenizer_registry.h"
 
 namespace maskd {
@@ -17,11 +16,11 @@ namespace maskd {
 // What the service reports about a registered tokenizer.
 void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info);
 
-class MaskdService final : public SessionAsyncService {
+class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Maskd::Service> {
  public:
   // All pointers must outlive the service.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile);
+               const CompileHandler* compile, SessionHandler* session);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
@@ -31,6 +30,8 @@ class MaskdService final : public SessionAsyncService {
                               v1::ListTokenizersResponse* response) override;
   grpc::Status Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
                        v1::CompileResponse* response) override;
+  grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* Session(
+      grpc::CallbackServerContext* context) override;
 
  private:
   grpc::Status DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
@@ -39,6 +40,7 @@ class MaskdService final : public SessionAsyncService {
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
+  SessionHandler* session_;
 };
 
 }  // namespace maskd

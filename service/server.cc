@@ -80,8 +80,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   env.metrics = server->metrics_.get();
   env.limits = options.session_limits;
   server->session_ = std::make_unique<SessionHandler>(env, options.session_idle_timeout);
-  server->service_ = std::make_unique<MaskdService>(server->tokenizers_.get(),
-                                                    server->metrics_.get(), server->compile_.get());
+  server->service_ =
+      std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get(),
+                                     server->compile_.get(), server->session_.get());
 
   // maskd serves health itself (health_service.h says why); reflection
   // must be enabled before the builder exists.
@@ -98,16 +99,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   grpc::ResourceQuota quota("maskd");
   quota.SetMaxThreads(options.grpc_threads);
   builder.SetResourceQuota(quota);
-  server->session_->AddQueues(&builder,
-                              options.session_threads != 0
-                                  ? options.session_threads
-                                  : std::max<size_t>(1, std::thread::hardware_concurrency()));
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || bound_port == 0) {
     if (server->grpc_server_ != nullptr) server->grpc_server_->Shutdown();
     return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options.listen));
   }
-  server->session_->Serve(server->service_.get());
   server->grpc_address_ = ReplacePort(options.listen, bound_port);
   // Per-service status too, so probes may ask for "maskd.v1.Maskd" by name.
   server->health_->SetServingStatus(v1::Maskd::service_full_name(), true);
@@ -137,7 +133,7 @@ void Server::Shutdown(absl::Duration grace) {
   shut_down_ = true;
   if (grpc_server_ != nullptr) {
     // Health turns NOT_SERVING first so load balancers stop routing here
-    // while in-flight calls drain (and health Watch calls end).
+    // while in-flight calls drain; health Watch calls get it and end.
     health_->Shutdown();
     // Streams end themselves after their step in flight; without this they
     // would hold the server until `grace` and then be cancelled unanswered.
@@ -145,8 +141,6 @@ void Server::Shutdown(absl::Duration grace) {
     grpc_server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     grpc_server_->Wait();
   }
-  // Session calls see their last completions, then the queues stop.
-  if (session_ != nullptr) session_->Stop();
   // Metrics stay up until gRPC has drained so the drain itself is observable.
   exposer_.reset();
 }

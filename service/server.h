@@ -32,11 +32,8 @@ struct ServerOptions {
   // host:port for GET /metrics; port 0 picks a free port; empty disables it.
   std::string metrics_listen = "127.0.0.1:9464";
   // Most threads the gRPC server may use for unary calls (Session streams
-  // run on the async API and hold no thread).
+  // run on the callback API and hold no thread).
   int grpc_threads = 64;
-  // Threads serving Session streams, one completion queue each; a stream
-  // stays on one (0: one per core).
-  size_t session_threads = 0;
   // Threads computing Session steps (0: one per core).
   size_t step_threads = 0;
   // Largest request or response message, in bytes (tokenizer.json uploads

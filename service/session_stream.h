@@ -46,7 +46,7 @@ struct SessionLimits {
   // Masks whose payload is at most this many bytes are never stored in a
   // mask dictionary (a reference would save little); session.proto says 64.
   size_t dictionary_min_payload_bytes = 64;
-  // Requests with at most this many ops and no open run on the session thread
+  // Requests with at most this many ops and no open run on the gRPC thread
   // that read them, not handed to the step pool (saves two thread wake-ups,
   // most of a small step's cost); 0: always on the pool.
   size_t max_inline_step_ops = 1;

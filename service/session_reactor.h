@@ -1,0 +1,76 @@
+// One Session stream on the gRPC callback API: reads a StepRequest, runs it
+// on the step pool (SessionStream::Step; a small one without opens runs on
+// the gRPC thread that read it, see SessionLimits::max_inline_step_ops),
+// writes the StepResponse, then reads the next one, so responses keep the
+// order of requests and at most one step per stream is in flight.
+//
+// The stream ends when the client half-closes or cancels, or when the
+// server ends it (End: drain or idle timeout): at once if it is waiting for a
+// request, otherwise right after the step in flight has been answered.
+#ifndef MASKD_SERVICE_SESSION_REACTOR_H_
+#define MASKD_SERVICE_SESSION_REACTOR_H_
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/server_callback.h"
+#include "maskd/v1/session.pb.h"
+#include "service/session_stream.h"
+
+namespace maskd {
+
+class SessionHandler;
+
+class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+ public:
+  SessionReactor(SessionHandler* handler, grpc::CallbackServerContext* context,
+                 const SessionEnv& env);
+
+  // Starts reading, or ends the stream with `refusal` at once when set.
+  void Start(std::optional<grpc::Status> refusal);
+
+  // Ends the stream with `status` (see the file comment). Thread-safe;
+  // the first End wins.
+  void End(grpc::Status status);
+
+  // Ends the stream with `status` if it has been waiting for a request
+  // since before `cutoff` (checked and ended atomically, so a request that
+  // just arrived is still answered).
+  void EndIfIdleSince(std::chrono::steady_clock::time_point cutoff, grpc::Status status);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  enum class State { kReading, kStepping, kFinished };
+
+  // Runs the request just read and starts writing its response (pool thread,
+  // or inline in OnReadDone).
+  void RunStep();
+  // Calls Finish once; caller holds mu_.
+  void FinishLocked(grpc::Status status);
+
+  SessionHandler* const handler_;
+  grpc::CallbackServerContext* const context_;
+  SessionEnv env_;
+  const std::chrono::steady_clock::time_point opened_;
+
+  std::mutex mu_;
+  State state_ = State::kReading;                       // guarded by mu_
+  std::optional<grpc::Status> end_wanted_;              // guarded by mu_
+  grpc::StatusCode final_code_ = grpc::StatusCode::OK;  // guarded by mu_
+  std::chrono::steady_clock::time_point last_request_;  // guarded by mu_
+
+  // Touched only by the one step in flight (reads and writes alternate).
+  SessionStream stream_;
+  v1::StepRequest request_;
+  v1::StepResponse response_;
+  std::chrono::steady_clock::time_point step_start_;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_SERVICE_SESSION_REACTOR_H_
