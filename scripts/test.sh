@@ -18,7 +18,8 @@ jobs="${MASKD_JOBS:-$(nproc)}"
 
 # The concurrent parts, built alone under ThreadSanitizer (tests labelled
 # "concurrency"; a full TSan build would double CI time for nothing).
-tsan_targets=(maskd_cache_test earley_concurrency_test regex_lazy_dfa_test matcher_concurrency_test)
+tsan_targets=(maskd_cache_test earley_concurrency_test regex_lazy_dfa_test matcher_concurrency_test
+  session_concurrency_test)
 
 run_suite() {  # flavour [ctest args...]
   local flavour="$1"; shift
