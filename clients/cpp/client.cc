@@ -3,9 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "clients/cpp/status.h"
-#include "google/protobuf/wrappers.pb.h"
-#include "grpcpp/completion_queue.h"
-#include "grpcpp/generic/generic_stub.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 
 namespace maskd::client {
 
@@ -104,32 +102,16 @@ absl::StatusOr<CompileResult> MaskdClient::Compile(std::string tokenizer_id,
 }
 
 absl::StatusOr<HealthState> MaskdClient::CheckHealth(const std::string& service) const {
-  // grpc.health.v1 without its generated code (Debian ships neither the
-  // .proto nor the C++): HealthCheckRequest{string service = 1} and
-  // HealthCheckResponse{enum status = 1} have exactly the wire form of the
-  // well-known StringValue and Int32Value, so those carry them through a
-  // generic stub. A private copy of health.proto would clash in the protobuf
-  // registry with any other copy linked into the same binary.
-  using HealthStub =
-      grpc::TemplatedGenericStub<google::protobuf::StringValue, google::protobuf::Int32Value>;
-  HealthStub stub(channel_);
-  google::protobuf::StringValue request;
-  request.set_value(service);
-  google::protobuf::Int32Value response;
-  grpc::Status status;
-  grpc::CompletionQueue queue;
+  // grpc.health.v1's generated stub comes with maskd_proto (proto/grpc/health).
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
   std::unique_ptr<grpc::ClientContext> context = ContextWithTimeout(rpc_deadline_);
-  auto call = stub.PrepareUnaryCall(context.get(), "/grpc.health.v1.Health/Check", request, &queue);
-  call->StartCall();
-  call->Finish(&response, &status, nullptr);
-  void* tag = nullptr;
-  bool ok = false;
-  if (!queue.Next(&tag, &ok)) return absl::InternalError("health check: completion queue closed");
-  queue.Shutdown();
-  while (queue.Next(&tag, &ok)) {
-  }
+  const grpc::Status status = stub->Check(context.get(), request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
-  const int32_t state = response.value();
+  // Enums are open in proto3: a newer server may send a value we do not know.
+  const int32_t state = response.status();
   if (state < 0 || state > 3) {
     return absl::InternalError(absl::StrCat("health check: unknown serving status ", state));
   }
