@@ -321,6 +321,14 @@ class Lowering {
       }
       e = pool_.And(e, *re);
     }
+    if (!node.not_patterns.empty() && e != pool_.AnyUtf8String()) {
+      // Redundant for the language, but it lets ExprSet::And see at once
+      // that a string which already contains an excluded pattern is dead
+      // (the pattern's derivative then holds `.*`, which meets `.*` here):
+      // without it, "exactly one of" (oneOf of unanchored patterns) beside
+      // a maxLength decides such states by searching their derivatives.
+      e = pool_.And(e, pool_.AnyUtf8String());
+    }
     for (const std::string& pattern : node.not_patterns) {
       absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
