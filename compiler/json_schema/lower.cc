@@ -367,7 +367,7 @@ class Lowering {
 
   ExprId QuotedString(ExprId decoded) {
     const ExprId quote = pool_.Byte('"');
-    const ExprId encoded = JsonQuote(pool_, decoded);
+    const ExprId encoded = quoter_.Quote(decoded);
     ProveLengthCounter(decoded);
     return pool_.Concat(std::vector<ExprId>{quote, encoded, quote});
   }
@@ -384,7 +384,7 @@ class Lowering {
       const ExprId counter = pool_.Args(decoded)[i];
       const ExprId body = pool_.Args(decoded)[1 - i];
       if (pool_.kind(counter) == ExprKind::kRepeat && pool_.Args(counter)[0] == any) {
-        pool_.ProveWithin(JsonQuote(pool_, body), pool_.Star(JsonQuote(pool_, any)));
+        pool_.ProveWithin(quoter_.Quote(body), pool_.Star(quoter_.Quote(any)));
         return;
       }
     }
@@ -640,6 +640,7 @@ class Lowering {
   const LowerOptions& options_;
   GrammarIr ir_;
   ExprSet& pool_;
+  JsonQuoter quoter_{pool_};
   GrammarBuilder& builder_;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
