@@ -124,12 +124,22 @@ class Lowering {
     return *Token(pool_.Literal(text), text, /*literal=*/true);
   }
   absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
-    absl::StatusOr<ExprId> re =
-        regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kFullMatch);
+    absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kFullMatch);
     if (!re.ok()) return re.status();
     return Token(*re, name);
   }
   void Rule(NonterminalId lhs, std::vector<Symbol> rhs) { builder_.AddRule(lhs, std::move(rhs)); }
+
+  // ParseEcmaRegex into pool_, once per (pattern, mode): schemas repeat
+  // their patterns, formats and number regexes across many properties, and
+  // a parse rebuilds the pattern's Unicode classes each time.
+  absl::StatusOr<ExprId> ParseRegex(const std::string& pattern, regex::MatchMode mode) {
+    const std::pair<std::string, regex::MatchMode> key{pattern, mode};
+    if (auto it = parsed_.find(key); it != parsed_.end()) return it->second;
+    absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, mode);
+    parsed_.emplace(key, re);
+    return re;
+  }
 
   absl::Status DefineValue(NodeId id, NonterminalId nt) {
     const SchemaNode& node = schema_.node(id);
@@ -265,18 +275,16 @@ class Lowering {
     }
     if (!re.ok())
       return absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node)));
-    absl::StatusOr<ExprId> numbers =
-        regex::ParseEcmaRegex(*re, &pool_, regex::MatchMode::kFullMatch);
+    absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
     if (decimal_places) {
-      absl::StatusOr<ExprId> places =
-          regex::ParseEcmaRegex(*decimal_places, &pool_, regex::MatchMode::kFullMatch);
+      absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
       if (!places.ok()) return places.status();
       *numbers = pool_.And(*numbers, *places);
     }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
-          regex::ParseEcmaRegex(NonIntegerNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
+          ParseRegex(NonIntegerNumberRegex(), regex::MatchMode::kFullMatch);
       if (!non_integers.ok()) return non_integers.status();
       *numbers = pool_.And(*numbers, *non_integers);
     }
@@ -287,8 +295,7 @@ class Lowering {
       NumericBound bound{v.number(), false};
       absl::StatusOr<std::string> value_re = NumberRangeRegex(bound, bound);
       if (!value_re.ok()) return value_re.status();
-      absl::StatusOr<ExprId> value =
-          regex::ParseEcmaRegex(*value_re, &pool_, regex::MatchMode::kFullMatch);
+      absl::StatusOr<ExprId> value = ParseRegex(*value_re, regex::MatchMode::kFullMatch);
       if (!value.ok()) return value.status();
       excluded.push_back(*value);
     }
@@ -314,7 +321,7 @@ class Lowering {
                        node.max_length ? cap(*node.max_length) : ExprSet::kUnbounded);
     }
     for (const std::string& pattern : node.patterns) {
-      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return absl::Status(re.status().code(),
                             absl::StrCat("pattern", At(node), ": ", re.status().message()));
@@ -330,7 +337,7 @@ class Lowering {
       e = pool_.And(e, pool_.AnyUtf8String());
     }
     for (const std::string& pattern : node.not_patterns) {
-      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return absl::Status(re.status().code(),
                             absl::StrCat("\"not\" pattern", At(node), ": ", re.status().message()));
@@ -345,8 +352,7 @@ class Lowering {
     if (node.format) {
       absl::StatusOr<FormatLanguage> format = FormatPattern(*node.format);
       if (format.ok()) {
-        absl::StatusOr<ExprId> re =
-            regex::ParseEcmaRegex(format->pattern, &pool_, regex::MatchMode::kFullMatch);
+        absl::StatusOr<ExprId> re = ParseRegex(format->pattern, regex::MatchMode::kFullMatch);
         if (!re.ok()) return re.status();
         e = pool_.And(e, *re);
         if (format->max_length) {
@@ -474,7 +480,7 @@ class Lowering {
     }
     std::vector<ExprId> patterns;
     for (const auto& [pattern, value] : node.pattern_properties) {
-      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return absl::Status(re.status().code(), absl::StrCat("patternProperties", At(node), ": ",
                                                              re.status().message()));
@@ -641,6 +647,7 @@ class Lowering {
   GrammarIr ir_;
   ExprSet& pool_;
   JsonQuoter quoter_{pool_};
+  absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
