@@ -50,13 +50,13 @@ inline absl::Status WithLineColumn(absl::Status status, uint32_t line, uint32_t 
 }
 
 inline std::optional<std::string> JsonPointerOf(const absl::Status& status) {
-  std::optional<absl::Cord> payload = status.GetPayload(kJsonPointerPayload);
+  const auto payload = status.GetPayload(kJsonPointerPayload);
   if (!payload.has_value()) return std::nullopt;
   return std::string(*payload);
 }
 
 inline std::optional<uint64_t> ByteOffsetOf(const absl::Status& status) {
-  std::optional<absl::Cord> payload = status.GetPayload(kByteOffsetPayload);
+  const auto payload = status.GetPayload(kByteOffsetPayload);
   uint64_t offset = 0;
   if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &offset)) {
     return std::nullopt;
@@ -66,7 +66,7 @@ inline std::optional<uint64_t> ByteOffsetOf(const absl::Status& status) {
 
 // (line, column), both from 1.
 inline std::optional<std::pair<uint32_t, uint32_t>> LineColumnOf(const absl::Status& status) {
-  std::optional<absl::Cord> payload = status.GetPayload(kLineColumnPayload);
+  const auto payload = status.GetPayload(kLineColumnPayload);
   if (!payload.has_value()) return std::nullopt;
   const std::string text(*payload);
   const size_t colon = text.find(':');
