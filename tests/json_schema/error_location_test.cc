@@ -135,26 +135,36 @@ std::string PointerInMessage(std::string_view message) {
 }
 
 // Every MaskBench refusal in a sample (the JSON Schema front end, as the
-// benchmark runs it) names the same place in its payload as in its message.
+// benchmark runs it) names the same place in its payload as the old text
+// search found, except where that search cut a key holding ": " or ")" short
+// (a patternProperties regex as a key): the payload has the whole pointer.
 TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
   absl::StatusOr<std::vector<maskbench::SchemaCase>> cases =
       maskbench::LoadMaskBench(testing::MaskBenchPath());
   ASSERT_TRUE(cases.ok()) << cases.status() << " (set MASKD_MASKBENCH)";
   int refusals = 0, with_pointer = 0;
-  for (size_t i : maskbench::DeterministicSample(cases->size(), 1500)) {
+  for (size_t i : maskbench::DeterministicSample(cases->size(), 600)) {
     const std::string& text = (*cases)[i].schema;
     absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, {});
     absl::Status status = schema.status();
     if (schema.ok()) status = json_schema::LowerSchema(*schema, {}).status();
     if (status.ok()) continue;
     ++refusals;
-    const std::string expected = PointerInMessage(status.message());
-    with_pointer += !expected.empty();
-    EXPECT_EQ(JsonPointerOf(status).value_or(""), expected) << (*cases)[i].name << ": " << status;
+    const std::string old_search = PointerInMessage(std::string(status.message()));
+    const std::string payload = JsonPointerOf(status).value_or("");
+    with_pointer += !payload.empty();
+    if (payload == old_search) continue;
+    // Only a cut key may differ: the payload continues the old result with
+    // ")" or ": ", and the message names the whole payload.
+    EXPECT_TRUE(
+        payload.size() > old_search.size() && payload.rfind(old_search, 0) == 0 &&
+        (payload[old_search.size()] == ')' || payload.compare(old_search.size(), 2, ": ") == 0))
+        << (*cases)[i].name << ": payload " << payload << ", old search " << old_search;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(" at " + payload));
   }
-  // The sample holds refusals of many kinds (about 8% of the schemas).
-  EXPECT_GT(refusals, 50);
-  EXPECT_GT(with_pointer, 50);
+  // The sample holds refusals of many kinds (about 8% of the schemas refuse).
+  EXPECT_GT(refusals, 20);
+  EXPECT_GT(with_pointer, 20);
 }
 
 TEST(SpecLocationTest, PayloadsRoundTripAndTheLastOneWins) {
