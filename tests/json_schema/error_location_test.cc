@@ -4,6 +4,7 @@
 // kind of place an error is made (parsing, normalization, rewriting of
 // combinators, lowering), each checked against the place its message names.
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,15 @@ absl::Status CompileError(SpecKind kind, const std::string& text) {
 }
 
 struct SchemaCase {
+  const char* name;  // the test's name
   const char* schema;
   absl::StatusCode code;
   const char* pointer;  // nullptr: no pointer (the message says "at the root")
 };
+
+// Printed as its name (gtest would print the bytes, addresses included, into
+// the CTest test names).
+void PrintTo(const SchemaCase& c, std::ostream* out) { *out << c.name; }
 
 class SchemaErrorLocationTest : public ::testing::TestWithParam<SchemaCase> {};
 
@@ -68,36 +74,40 @@ INSTANTIATE_TEST_SUITE_P(
     EveryStage, SchemaErrorLocationTest,
     ::testing::Values(
         // Parsing.
-        SchemaCase{R"({"type": )", absl::StatusCode::kInvalidArgument, "/"},
-        SchemaCase{R"({"properties": {"a": {"minLength": "x"}}})",
+        SchemaCase{"MalformedJson", R"({"type": )", absl::StatusCode::kInvalidArgument, "/"},
+        SchemaCase{"KeywordOfTheWrongType", R"({"properties": {"a": {"minLength": "x"}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a/minLength"},
-        SchemaCase{R"({"properties": {"a": {"frobnicate": 1}}})",
+        SchemaCase{"UnknownKeyword", R"({"properties": {"a": {"frobnicate": 1}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a"},
-        SchemaCase{R"({"properties": {"a": 3}})", absl::StatusCode::kInvalidArgument,
-                   "/properties/a"},
-        SchemaCase{R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})",
+        SchemaCase{"SchemaNotAnObject", R"({"properties": {"a": 3}})",
+                   absl::StatusCode::kInvalidArgument, "/properties/a"},
+        SchemaCase{"UnresolvableRef", R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a/$ref"},
-        SchemaCase{R"({"properties": {"a": {"$ref": "https://example.com/s.json"}}})",
+        SchemaCase{"RemoteRef", R"({"properties": {"a": {"$ref": "https://example.com/s.json"}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a/$ref"},
-        SchemaCase{R"({"items": {"const": 1, "enum": [2, 3]}})", absl::StatusCode::kInvalidArgument,
-                   "/items"},
+        SchemaCase{"ConstNotInEnum", R"({"items": {"const": 1, "enum": [2, 3]}})",
+                   absl::StatusCode::kInvalidArgument, "/items"},
         // Normalization: a root that matches nothing names the cause.
-        SchemaCase{"false", absl::StatusCode::kInvalidArgument, "/"},
-        SchemaCase{R"({"type": "object", "required": ["a"],
+        SchemaCase{"FalseRoot", "false", absl::StatusCode::kInvalidArgument, "/"},
+        SchemaCase{"RequiredPropertyMatchesNothing", R"({"type": "object", "required": ["a"],
                        "properties": {"a": {"type": "string", "minLength": 5, "maxLength": 2}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a"},
-        SchemaCase{R"({"$defs": {"x": {"$ref": "#/$defs/x"}}, "$ref": "#/$defs/x"})",
+        SchemaCase{"CircularRef", R"({"$defs": {"x": {"$ref": "#/$defs/x"}}, "$ref": "#/$defs/x"})",
                    absl::StatusCode::kInvalidArgument, "/$defs/x"},
         // Rewriting combinators: "not" without an exact complement.
-        SchemaCase{R"({"properties": {"a": {"not": {"patternProperties": {"x": true}}}}})",
+        SchemaCase{"NotWithoutComplement",
+                   R"({"properties": {"a": {"not": {"patternProperties": {"x": true}}}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a/not"},
         // Lowering.
-        SchemaCase{R"({"properties": {"a": {"type": "string", "format": "topic"}}})",
+        SchemaCase{"UnknownFormat",
+                   R"({"properties": {"a": {"type": "string", "format": "topic"}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a"},
-        SchemaCase{R"({"properties": {"a": {"type": "array", "uniqueItems": true}}})",
+        SchemaCase{"UniqueItems",
+                   R"({"properties": {"a": {"type": "array", "uniqueItems": true}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a"},
-        SchemaCase{R"({"type": "array", "uniqueItems": true})", absl::StatusCode::kUnimplemented,
-                   nullptr}));
+        SchemaCase{"UniqueItemsAtTheRoot", R"({"type": "array", "uniqueItems": true})",
+                   absl::StatusCode::kUnimplemented, nullptr}),
+    [](const ::testing::TestParamInfo<SchemaCase>& info) { return std::string(info.param.name); });
 
 TEST(RegexErrorLocationTest, PayloadIsTheOffsetTheMessageNames) {
   const absl::Status lookahead = CompileError(SpecKind::kRegex, "ab(?=c)");
