@@ -11,6 +11,9 @@ std::shared_ptr<grpc::Channel> CreateChannel(const ChannelOptions& options) {
   args.SetMaxSendMessageSize(options.max_message_bytes);
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   if (options.own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  if (!options.load_balancing_policy.empty()) {
+    args.SetLoadBalancingPolicyName(options.load_balancing_policy);
+  }
   return grpc::CreateCustomChannel(options.target, grpc::InsecureChannelCredentials(), args);
 }
 

@@ -26,6 +26,10 @@ struct ChannelOptions {
   // same target (gRPC pools connections per process by default): benchmarks
   // use it so S streams are S TCP connections, as S workers would be.
   bool own_connection = false;
+  // gRPC load-balancing policy, e.g. "round_robin" to spread streams over
+  // every address of an `ipv4:a,b,c` list or a headless DNS name (and to go
+  // on with the others when one dies); empty: gRPC's default (pick_first).
+  std::string load_balancing_policy;
 };
 
 // Insecure (plaintext) channel: maskd serves inside a cluster or on loopback.

@@ -81,6 +81,7 @@ absl::StatusOr<CompileResult> MaskdClient::Compile(const v1::CompileRequest& req
       if (result.handle.empty()) {
         return absl::InternalError("the server compiled the spec but sent an empty handle");
       }
+      spec_book_->Remember(result.handle, request);
       return result;
     }
     case v1::CompileResponse::kError:
@@ -119,7 +120,7 @@ absl::StatusOr<HealthState> MaskdClient::CheckHealth(const std::string& service)
 }
 
 std::unique_ptr<Session> MaskdClient::StartSession(const SessionOptions& options) const {
-  return std::make_unique<Session>(stub_.get(), options);
+  return std::make_unique<Session>(stub_.get(), options, spec_book_);
 }
 
 }  // namespace maskd::client

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "clients/cpp/channel.h"
 #include "clients/cpp/session.h"
+#include "clients/cpp/spec_book.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 
 namespace maskd::client {
@@ -60,12 +61,15 @@ class MaskdClient {
   // error.
   absl::StatusOr<HealthState> CheckHealth(const std::string& service = "") const;
 
+  // A Session on this client's channel. Sequences opened by a handle this
+  // client compiled survive a failover (the client remembers the spec).
   std::unique_ptr<Session> StartSession(const SessionOptions& options = {}) const;
 
  private:
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Maskd::Stub> stub_;
   absl::Duration rpc_deadline_;
+  std::shared_ptr<SpecBook> spec_book_ = std::make_shared<SpecBook>();
 };
 
 }  // namespace maskd::client

@@ -1,9 +1,12 @@
 #include "clients/cpp/session.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cpp/status.h"
 
@@ -22,20 +25,20 @@ absl::StatusOr<TokenMask> SequenceResult::DecodeMask() const {
   return TokenMask::Decode(proto_.mask());
 }
 
-Session::Session(v1::Maskd::Stub* stub, const SessionOptions& options)
-    : wanted_dictionary_slots_(options.mask_dictionary_slots) {
-  if (options.stream_deadline != absl::InfiniteDuration()) {
-    context_.set_deadline(absl::ToChronoTime(absl::Now() + options.stream_deadline));
-  }
-  stream_ = stub->Session(&context_);
-}
+Session::Session(v1::Maskd::Stub* stub, const SessionOptions& options,
+                 std::shared_ptr<const SpecBook> book)
+    : stub_(stub),
+      options_(options),
+      deadline_(options.stream_deadline == absl::InfiniteDuration()
+                    ? absl::InfiniteFuture()
+                    : absl::Now() + options.stream_deadline),
+      ledger_(std::move(book)),
+      stream_(NewStream()) {}
 
-Session::~Session() {
-  if (!finished_) {
-    context_.TryCancel();
-    const grpc::Status ignored = stream_->Finish();  // a cancelled stream's status says nothing
-    (void)ignored;
-  }
+Session::~Session() = default;
+
+std::unique_ptr<SessionStream> Session::NewStream() const {
+  return std::make_unique<SessionStream>(stub_, deadline_, options_.mask_dictionary_slots);
 }
 
 void Session::Open(uint64_t sequence_id, std::string handle, const OpenOptions& options) {
@@ -80,124 +83,168 @@ void Session::Close(uint64_t sequence_id) {
   op->mutable_close();
 }
 
-absl::Status Session::Fail(const std::string& what) {
-  finished_ = true;
-  finish_status_ = FromGrpcStatus(stream_->Finish());
-  // A clean end without an answer is still a failure of this step.
-  broken_ = finish_status_.ok()
-                ? absl::UnavailableError(absl::StrCat(what, ": the server ended the stream"))
-                : finish_status_;
-  return broken_;
+void Session::Cancel() {
+  cancelled_ = true;
+  std::lock_guard<std::mutex> lock(stream_mutex_);
+  stream_->Cancel();
 }
 
-absl::Status Session::ProtocolFailure(absl::Status why) {
-  context_.TryCancel();
-  Fail("protocol failure").IgnoreError();
-  broken_ = std::move(why);
-  return broken_;
+absl::Duration Session::Backoff(int attempt) {
+  const FailoverOptions& f = options_.failover;
+  double scale = std::pow(std::max(f.multiplier, 1.0), attempt - 1);
+  absl::Duration wait = std::min(f.initial_backoff * scale, f.max_backoff);
+  // Full-range jitter over the last `jitter` fraction: workers that lost the
+  // same replica spread their reconnects instead of arriving together.
+  thread_local absl::BitGen random;
+  const double cut = std::clamp(f.jitter, 0.0, 1.0) * absl::Uniform(random, 0.0, 1.0);
+  return wait * (1.0 - cut);
 }
 
-absl::Status Session::ApplyDictionary(const v1::StepResponse& response,
-                                      std::vector<std::shared_ptr<const TokenMask>>* resolved) {
-  resolved->assign(response.results_size(), nullptr);
-  for (int i = 0; i < response.results_size(); ++i) {
-    const v1::SequenceResult& result = response.results(i);
-    if (!result.has_mask()) continue;
-    const v1::Mask& mask = result.mask();
-    const bool is_ref = mask.encoding_case() == v1::Mask::kDictionaryRef;
-    if (!is_ref && !mask.has_dictionary_store()) continue;
-    const uint32_t slot = is_ref ? mask.dictionary_ref() : mask.dictionary_store();
-    const std::string where =
-        absl::StrCat("request ", response.request_id(), " result ", i, " (sequence ",
-                     result.sequence_id(), "): mask dictionary slot ", slot);
-    if (slot >= dictionary_.size()) {
-      return absl::InternalError(
-          absl::StrCat(where, " is out of range (", dictionary_.size(), " slots granted)"));
+absl::Status Session::Restore(std::map<uint64_t, absl::Status>* lost) {
+  {
+    std::unique_ptr<SessionStream> fresh = NewStream();
+    std::lock_guard<std::mutex> lock(stream_mutex_);
+    if (cancelled_) fresh->Cancel();
+    stream_.swap(fresh);
+  }  // the failed stream ends here (it was finished when it failed)
+  const std::vector<v1::StepRequest> requests = ledger_.RestoreRequests(
+      options_.failover.max_ops_per_request, options_.failover.max_tokens_per_op, lost);
+  std::vector<uint64_t> opened_then_lost;
+  for (const v1::StepRequest& request : requests) {
+    std::vector<std::shared_ptr<const TokenMask>> ignored;
+    absl::StatusOr<v1::StepResponse> response = stream_->SendResolving(request, &ignored);
+    if (!response.ok()) return response.status();
+    for (const v1::SequenceResult& result : response->results()) {
+      if (!result.has_error() || lost->contains(result.sequence_id())) continue;
+      const absl::Status why = ErrorToStatus(result.error());
+      (*lost)[result.sequence_id()] = absl::Status(
+          why.code(), absl::StrCat("failover: rebuilding sequence ", result.sequence_id(),
+                                   " on another replica failed: ", why.message()));
+      if (!request.ops(0).has_open()) opened_then_lost.push_back(result.sequence_id());
     }
-    if (is_ref) {
-      if (mask.has_dictionary_store()) {
-        return absl::InternalError(absl::StrCat(where, ": a dictionary_ref with a store"));
-      }
-      const std::shared_ptr<const TokenMask>& held = dictionary_[slot];
-      if (held == nullptr) return absl::InternalError(absl::StrCat(where, " is empty"));
-      if (held->vocab_size() != mask.vocab_size() ||
-          held->allowed_count() != mask.allowed_count()) {
-        return absl::InternalError(absl::StrCat(where, " holds a mask of vocab_size ",
-                                                held->vocab_size(), " allowing ",
-                                                held->allowed_count(), " ids, the reference says ",
-                                                mask.vocab_size(), " and ", mask.allowed_count()));
-      }
-      (*resolved)[i] = held;
-      continue;
+  }
+  // A sequence whose replay failed is open on the new replica: close it so
+  // that the caller may reuse its id.
+  if (!opened_then_lost.empty()) {
+    v1::StepRequest close;
+    for (uint64_t id : opened_then_lost) {
+      v1::SequenceOp* op = close.add_ops();
+      op->set_sequence_id(id);
+      op->mutable_close();
     }
-    absl::StatusOr<TokenMask> decoded = TokenMask::Decode(mask);
-    if (!decoded.ok()) {
-      return absl::InternalError(
-          absl::StrCat(where, ": the mask to store is malformed: ", decoded.status().message()));
-    }
-    dictionary_[slot] = std::make_shared<const TokenMask>(*std::move(decoded));
-    (*resolved)[i] = dictionary_[slot];
+    std::vector<std::shared_ptr<const TokenMask>> ignored;
+    absl::StatusOr<v1::StepResponse> response = stream_->SendResolving(close, &ignored);
+    if (!response.ok()) return response.status();
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::StepResponse> Session::Send(v1::StepRequest request) {
-  std::vector<std::shared_ptr<const TokenMask>> resolved;
-  return SendResolving(std::move(request), &resolved);
+absl::StatusOr<v1::StepResponse> Session::SendSkippingLost(
+    const v1::StepRequest& request, const std::map<uint64_t, absl::Status>& lost,
+    std::vector<std::shared_ptr<const TokenMask>>* resolved) {
+  v1::StepRequest kept = request;
+  kept.clear_ops();
+  std::vector<int> kept_index(request.ops_size(), -1);
+  for (int i = 0; i < request.ops_size(); ++i) {
+    const v1::SequenceOp& op = request.ops(i);
+    // A sequence opened by this very request was not open before: it is
+    // never lost.
+    if (!op.has_open() && lost.contains(op.sequence_id())) continue;
+    kept_index[i] = kept.ops_size();
+    *kept.add_ops() = op;
+  }
+  std::vector<std::shared_ptr<const TokenMask>> kept_resolved;
+  absl::StatusOr<v1::StepResponse> response = stream_->SendResolving(kept, &kept_resolved);
+  if (!response.ok()) return response.status();
+  v1::StepResponse merged = *response;
+  merged.clear_results();
+  resolved->assign(request.ops_size(), nullptr);
+  for (int i = 0; i < request.ops_size(); ++i) {
+    if (kept_index[i] >= 0) {
+      *merged.add_results() = std::move(*response->mutable_results(kept_index[i]));
+      (*resolved)[i] = std::move(kept_resolved[kept_index[i]]);
+      continue;
+    }
+    const absl::Status& why = lost.at(request.ops(i).sequence_id());
+    v1::SequenceResult* result = merged.add_results();
+    result->set_sequence_id(request.ops(i).sequence_id());
+    result->mutable_error()->set_code(static_cast<int32_t>(why.code()));
+    result->mutable_error()->set_message(std::string(why.message()));
+  }
+  return merged;
 }
 
-absl::StatusOr<v1::StepResponse> Session::SendResolving(
+// UNAVAILABLE: the replica died or drained. CANCELLED that this client did
+// not ask for: a replica shutting down cancels the streams it still has when
+// its grace ends, and any stream that reaches it after it stopped accepting.
+bool Session::ReplicaWentAway(const absl::Status& status) const {
+  return status.code() == absl::StatusCode::kUnavailable ||
+         (status.code() == absl::StatusCode::kCancelled && !cancelled_);
+}
+
+absl::StatusOr<v1::StepResponse> Session::SendWithFailover(
     v1::StepRequest request, std::vector<std::shared_ptr<const TokenMask>>* resolved) {
   if (!broken_.ok()) return broken_;
-  if (finished_) return absl::FailedPreconditionError("the session stream was finished");
-
-  const uint64_t request_id = next_request_id_++;
-  const bool first = request_id == 1;
-  request.set_request_id(request_id);
-  if (first && wanted_dictionary_slots_ > 0) {
-    request.mutable_session_options()->set_mask_dictionary_slots(wanted_dictionary_slots_);
+  const FailoverOptions& f = options_.failover;
+  if (!f.enabled) {  // nothing to remember: no copy of the request, no ledger
+    absl::StatusOr<v1::StepResponse> response =
+        stream_->SendResolving(std::move(request), resolved);
+    if (!response.ok()) broken_ = response.status();
+    return response;
   }
-  last_request_bytes_ = request.ByteSizeLong();
-  if (!stream_->Write(request)) return Fail("sending a step");
-  v1::StepResponse response;
-  if (!stream_->Read(&response)) return Fail("reading a step response");
-  last_response_bytes_ = response.ByteSizeLong();
-  if (response.request_id() != request_id) {
-    context_.TryCancel();
-    Fail("response out of order").IgnoreError();
-    broken_ =
-        absl::InternalError(absl::StrCat("the server answered request ", response.request_id(),
-                                         " while ", request_id, " was expected"));
+  absl::StatusOr<v1::StepResponse> response = stream_->SendResolving(request, resolved);
+  if (response.ok()) {
+    ledger_.Apply(request, *response);
+    return response;
+  }
+  if (cancelled_ || response.status().code() != absl::StatusCode::kUnavailable) {
+    broken_ = response.status();
     return broken_;
   }
-  if (response.results_size() != request.ops_size()) {
-    context_.TryCancel();
-    Fail("wrong result count").IgnoreError();
-    broken_ = absl::InternalError(absl::StrCat("request ", request_id, " had ", request.ops_size(),
-                                               " ops but the response has ",
-                                               response.results_size(), " results"));
-    return broken_;
-  }
-  if (first) {
-    const uint32_t granted = response.session_grant().mask_dictionary_slots();
-    if (granted > wanted_dictionary_slots_) {
-      return ProtocolFailure(absl::InternalError(
-          absl::StrCat("the server granted ", granted, " mask dictionary slots; ",
-                       wanted_dictionary_slots_, " were asked for")));
+  const absl::Time started = absl::Now();
+  FailoverEvent event;
+  event.cause = response.status();
+  absl::Status last = response.status();
+  for (int attempt = 1; attempt <= f.max_attempts; ++attempt) {
+    event.attempts = attempt;
+    absl::SleepFor(Backoff(attempt));
+    std::map<uint64_t, absl::Status> lost;
+    const size_t sequences = ledger_.entries().size();
+    absl::Status restored = Restore(&lost);
+    if (restored.ok()) {
+      absl::StatusOr<v1::StepResponse> resent = SendSkippingLost(request, lost, resolved);
+      if (resent.ok()) {
+        for (const auto& [id, why] : lost) ledger_.Forget(id);
+        ledger_.Apply(request, *resent);
+        ++failovers_;
+        event.sequences_restored = sequences - lost.size();
+        event.sequences_lost = std::move(lost);
+        event.duration = absl::Now() - started;
+        if (f.on_failover) f.on_failover(event);
+        return resent;
+      }
+      last = resent.status();
+    } else {
+      last = restored;
     }
-    dictionary_.assign(granted, nullptr);
+    if (!ReplicaWentAway(last)) break;
   }
-  if (absl::Status s = ApplyDictionary(response, resolved); !s.ok()) {
-    return ProtocolFailure(std::move(s));
-  }
-  return response;
+  broken_ = absl::Status(last.code(), absl::StrCat("failover gave up after ", event.attempts,
+                                                   " new streams (the stream had failed with: ",
+                                                   event.cause.message(), "): ", last.message()));
+  return broken_;
+}
+
+absl::StatusOr<v1::StepResponse> Session::Send(v1::StepRequest request) {
+  std::vector<std::shared_ptr<const TokenMask>> resolved;
+  return SendWithFailover(std::move(request), &resolved);
 }
 
 absl::StatusOr<std::vector<SequenceResult>> Session::Step() {
   v1::StepRequest request;
   request.Swap(&pending_);
   std::vector<std::shared_ptr<const TokenMask>> resolved;
-  absl::StatusOr<v1::StepResponse> response = SendResolving(std::move(request), &resolved);
+  absl::StatusOr<v1::StepResponse> response = SendWithFailover(std::move(request), &resolved);
   if (!response.ok()) return response.status();
   std::vector<SequenceResult> results;
   results.reserve(response->results_size());
@@ -207,17 +254,6 @@ absl::StatusOr<std::vector<SequenceResult>> Session::Step() {
   return results;
 }
 
-absl::Status Session::Finish() {
-  if (finished_) return finish_status_;
-  finished_ = true;
-  stream_->WritesDone();
-  // Drain responses the server may still send (none in normal use: every
-  // request was answered before Step returned).
-  v1::StepResponse ignored;
-  while (stream_->Read(&ignored)) {
-  }
-  finish_status_ = FromGrpcStatus(stream_->Finish());
-  return finish_status_;
-}
+absl::Status Session::Finish() { return stream_->Finish(); }
 
 }  // namespace maskd::client

@@ -3,14 +3,26 @@
 // Rollback, Close) and one Step() sends them as one StepRequest and returns
 // the per-sequence results of its StepResponse, in op order.
 //
+// Failover: the Session remembers each open sequence's spec and accepted
+// tokens (SequenceLedger). When the stream ends with UNAVAILABLE (the replica
+// was drained or died; or CANCELLED that the caller did not ask for, which is
+// how a replica shutting down turns streams away), it starts a new stream through the same channel
+// (any replica), reopens every sequence with its spec inline, replays its tokens, and resends the
+// step that failed: the caller gets the same results as if nothing had happened. FailoverOptions
+// turns it off and bounds the retries.
+//
 // Thread safety: a Session is driven by one thread at a time (queue ops,
 // Step, Finish). Cancel() alone may be called from any thread, at any time,
-// to abort a Step() blocked on the network.
+// to abort a Step() blocked on the network (a cancelled step never fails over).
 #ifndef MASKD_CLIENTS_CPP_SESSION_H_
 #define MASKD_CLIENTS_CPP_SESSION_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,11 +31,47 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "clients/cpp/mask.h"
+#include "clients/cpp/sequence_ledger.h"
+#include "clients/cpp/session_stream.h"
+#include "clients/cpp/spec_book.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 
 namespace maskd::client {
+
+// One failover, as reported to FailoverOptions::on_failover.
+struct FailoverEvent {
+  absl::Status cause;             // the stream failure that started it (UNAVAILABLE or CANCELLED)
+  int attempts = 0;               // new streams tried (1 when the first one worked)
+  size_t sequences_restored = 0;  // reopened with their tokens replayed
+  // Sequences that could not be rebuilt (opened by an unknown handle, or the
+  // new replica refused the reopen or replay): their ops in the step that
+  // failed get this error instead of a result, and they are forgotten.
+  std::map<uint64_t, absl::Status> sequences_lost;
+  absl::Duration duration;  // from the failure to the resent step's answer
+};
+
+struct FailoverOptions {
+  // On by default; false: a stream failure is the caller's, as without it.
+  bool enabled = true;
+  // New streams tried per failure before giving up (the last error is then
+  // Step()'s error).
+  int max_attempts = 6;
+  // Wait before attempt k (k = 1, 2, ...): initial_backoff * multiplier^(k-1),
+  // at most max_backoff, minus a random fraction of up to `jitter` of it, so
+  // that the workers of a dead replica do not all reconnect at once.
+  absl::Duration initial_backoff = absl::Milliseconds(20);
+  double multiplier = 2.0;
+  absl::Duration max_backoff = absl::Seconds(2);
+  double jitter = 0.5;
+  // Limits of the restore requests (the server's --max_ops_per_request and
+  // its tokens-per-op caps).
+  size_t max_ops_per_request = 1024;
+  size_t max_tokens_per_op = 4096;
+  // Called (on the thread driving the Session) after each failover.
+  std::function<void(const FailoverEvent&)> on_failover;
+};
 
 struct SessionOptions {
   // Deadline of the whole stream (gRPC has no per-message deadline on a
@@ -34,6 +82,7 @@ struct SessionOptions {
   // client keeps up to this many decoded masks (16 KiB each for a 128k
   // vocabulary); the server may grant fewer. 0: off.
   uint32_t mask_dictionary_slots = 256;
+  FailoverOptions failover;
 };
 
 struct OpenOptions {
@@ -109,7 +158,10 @@ class SequenceResult {
 class Session {
  public:
   // Starts the stream (MaskdClient::StartSession is the usual way in).
-  Session(v1::Maskd::Stub* stub, const SessionOptions& options);
+  // `book`: the compile requests of handles the client compiled (may be null:
+  // then only sequences opened inline survive a failover).
+  Session(v1::Maskd::Stub* stub, const SessionOptions& options,
+          std::shared_ptr<const SpecBook> book = nullptr);
   // Cancels the stream if it was not finished.
   ~Session();
   Session(const Session&) = delete;
@@ -130,24 +182,26 @@ class Session {
 
   // Sends the queued ops as one request (even none) and waits for its
   // response. The results are in op order, one per op. A stream-level
-  // failure (server gone, cancelled, deadline, malformed response) is the
-  // error, and every later Step() returns it too.
+  // failure (server gone and failover off or exhausted, cancelled, deadline,
+  // malformed response) is the error, and every later Step() returns it too.
   absl::StatusOr<std::vector<SequenceResult>> Step();
 
   // Sends `request` as is (its request_id replaced by the next one, and on
-  // the first request its session_options set from SessionOptions) and
-  // returns the raw response: for callers that build requests themselves.
-  // Masks in it may be dictionary_refs: the dictionary is kept up to date
-  // all the same, and dictionary_mask(slot) resolves them.
+  // the first request of a stream its session_options set from
+  // SessionOptions) and returns the raw response: for callers that build
+  // requests themselves. Masks in it may be dictionary_refs: the dictionary
+  // is kept up to date all the same, and dictionary_mask(slot) resolves them.
+  // Fails over like Step(); a sequence lost in a failover gets its error as
+  // the result's `error`.
   absl::StatusOr<v1::StepResponse> Send(v1::StepRequest request);
 
-  // Dictionary slots the server granted (known after the first Step or
-  // Send; 0 before, or when off).
-  uint32_t dictionary_slots() const { return static_cast<uint32_t>(dictionary_.size()); }
-  // The mask in a dictionary slot; null when the slot is empty or out of
-  // range.
+  // Dictionary slots the server granted on the current stream (known after
+  // the first Step or Send; 0 before, or when off).
+  uint32_t dictionary_slots() const { return stream_->dictionary_slots(); }
+  // The mask in a dictionary slot of the current stream; null when the slot
+  // is empty or out of range.
   std::shared_ptr<const TokenMask> dictionary_mask(uint32_t slot) const {
-    return slot < dictionary_.size() ? dictionary_[slot] : nullptr;
+    return stream_->dictionary_mask(slot);
   }
 
   // Half-closes the stream and returns the server's final status (OK after a
@@ -155,37 +209,44 @@ class Session {
   absl::Status Finish();
 
   // Aborts the stream from any thread; a blocked Step() returns CANCELLED.
-  void Cancel() { context_.TryCancel(); }
+  void Cancel();
+
+  // Failovers completed so far (each a new stream with every sequence rebuilt).
+  int failovers() const { return failovers_; }
+  // The sequences open as far as the client knows, with their accepted tokens.
+  const SequenceLedger& ledger() const { return ledger_; }
 
   // Bytes of the last request and response messages (serialized sizes).
-  size_t last_request_bytes() const { return last_request_bytes_; }
-  size_t last_response_bytes() const { return last_response_bytes_; }
+  size_t last_request_bytes() const { return stream_->last_request_bytes(); }
+  size_t last_response_bytes() const { return stream_->last_response_bytes(); }
 
  private:
-  // Ends the stream after a failed read/write and remembers why.
-  absl::Status Fail(const std::string& what);
-  // Ends the stream for a response that breaks the protocol.
-  absl::Status ProtocolFailure(absl::Status why);
-  // Applies the response's dictionary stores and resolves its references,
-  // in result order: (*resolved)[i] is result i's decoded mask when it came
-  // as a reference or was stored, else null. An error is a protocol failure.
-  absl::Status ApplyDictionary(const v1::StepResponse& response,
-                               std::vector<std::shared_ptr<const TokenMask>>* resolved);
-  absl::StatusOr<v1::StepResponse> SendResolving(
+  std::unique_ptr<SessionStream> NewStream() const;
+  // Sends on the current stream, failing over on UNAVAILABLE.
+  absl::StatusOr<v1::StepResponse> SendWithFailover(
       v1::StepRequest request, std::vector<std::shared_ptr<const TokenMask>>* resolved);
+  // Replaces the stream and rebuilds every sequence in the ledger on it;
+  // `lost` gets the sequences that could not be. A stream failure is the error.
+  absl::Status Restore(std::map<uint64_t, absl::Status>* lost);
+  // Sends `request` without the ops of `lost` sequences and puts their
+  // errors back in op order.
+  absl::StatusOr<v1::StepResponse> SendSkippingLost(
+      const v1::StepRequest& request, const std::map<uint64_t, absl::Status>& lost,
+      std::vector<std::shared_ptr<const TokenMask>>* resolved);
+  absl::Duration Backoff(int attempt);
+  bool ReplicaWentAway(const absl::Status& status) const;
 
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::StepRequest, v1::StepResponse>> stream_;
-  const uint32_t wanted_dictionary_slots_;
-  // The mask dictionary: as many slots as the server granted.
-  std::vector<std::shared_ptr<const TokenMask>> dictionary_;
+  v1::Maskd::Stub* const stub_;
+  const SessionOptions options_;
+  const absl::Time deadline_;  // of every stream of this session
+  SequenceLedger ledger_;
+  // Guards the swap of stream_ against Cancel() from another thread.
+  std::mutex stream_mutex_;
+  std::unique_ptr<SessionStream> stream_;
+  std::atomic<bool> cancelled_{false};
+  absl::Status broken_;  // a failure failover did not (or may not) mend
   v1::StepRequest pending_;
-  uint64_t next_request_id_ = 1;
-  absl::Status broken_;         // why Step fails from now on (OK while usable)
-  bool finished_ = false;       // stream_->Finish() was called
-  absl::Status finish_status_;  // what it returned
-  size_t last_request_bytes_ = 0;
-  size_t last_response_bytes_ = 0;
+  int failovers_ = 0;
 };
 
 }  // namespace maskd::client
