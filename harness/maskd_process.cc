@@ -1,5 +1,6 @@
 #include "harness/maskd_process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -19,7 +20,11 @@ namespace {
 // and the read end.
 absl::StatusOr<std::pair<pid_t, int>> Spawn(const std::vector<std::string>& args) {
   int fds[2];
-  if (pipe(fds) != 0) return absl::InternalError("pipe failed");
+  // Close-on-exec, so that a maskd spawned at the same time by another
+  // thread does not inherit this pipe's write end (its reader would then
+  // never see the end of the log); the dup2 below clears the flag on the
+  // child's stdout and stderr.
+  if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
