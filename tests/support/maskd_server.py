@@ -27,18 +27,22 @@ class MaskdServer:
         self._log = []
         self._ready = threading.Event()
         self.address = None
+        self.metrics_url = None
         self._reader = threading.Thread(target=self._read_log, daemon=True)
         self._reader.start()
         deadline = time.monotonic() + timeout_s
-        while not self._ready.wait(0.1):
+        while not self._ready.wait(0.1) or self.metrics_url is None:
             if self._process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("maskd did not report its gRPC address; log:\n" + self.log())
 
     def _read_log(self):
         marker = "maskd: grpc listening on "
+        metrics_marker = "maskd: metrics on "
         for line in self._process.stderr:
             self._log.append(line)
+            if metrics_marker in line and self.metrics_url is None:
+                self.metrics_url = line.split(metrics_marker, 1)[1].strip()
             if marker in line and self.address is None:
                 self.address = line.split(marker, 1)[1].strip()
                 self._ready.set()

@@ -19,6 +19,7 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from .aio import AsyncMaskClient, AsyncSession  # noqa: E402
 from .client import MaskClient  # noqa: E402
+from .failover import FailoverEvent, FailoverOptions  # noqa: E402
 from .errors import CompileError, MaskdError, ProtocolError, SequenceError, SourceLocation  # noqa: E402
 from .logits import apply_mask_numpy, apply_mask_torch, stack_masks  # noqa: E402
 from .overlap import overlapped_step, overlapped_step_async  # noqa: E402
@@ -30,7 +31,7 @@ from .specs import (BuiltinJson, Choices, CompileOptions, Grammar, JsonSchema,  
 from .server_types import CompiledGrammar, CompileStats, TokenizerInfo  # noqa: E402
 
 __all__ = [
-    "AsyncMaskClient", "AsyncSession", "MaskClient", "Session", "Advance", "Open", "CompileError",
+    "AsyncMaskClient", "AsyncSession", "MaskClient", "Session", "FailoverEvent", "FailoverOptions", "Advance", "Open", "CompileError",
     "MaskdError", "ProtocolError", "SequenceError", "SourceLocation", "apply_mask_numpy",
     "apply_mask_torch", "stack_masks", "overlapped_step", "overlapped_step_async",
     "MaskdLogitsProcessor", "MaskdRequestLogitsProcessor", "Mask", "StepResult", "StopStatus",

@@ -8,6 +8,7 @@ from ._proto import maskd_pb2_grpc, tokenizer_pb2
 from .errors import (CompileError, ProtocolError, from_rpc_error, location_from_proto,
                      status_code)
 from .server_types import CompiledGrammar, TokenizerInfo
+from .failover import FailoverOptions
 from .session import DEFAULT_MASK_DICTIONARY_SLOTS, Session
 from .specs import CompileOptions, Spec, compile_request
 
@@ -64,15 +65,26 @@ class MaskClient:
 
     def __init__(self, target: str, *, credentials: Optional[grpc.ChannelCredentials] = None,
                  timeout: Optional[float] = 30.0, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 channel: Optional[grpc.Channel] = None):
-        """timeout: default deadline in seconds of the unary calls (None: none)."""
+                 channel: Optional[grpc.Channel] = None,
+                 load_balancing_policy: Optional[str] = None):
+        """timeout: default deadline in seconds of the unary calls (None: none).
+
+        load_balancing_policy: e.g. "round_robin" to spread streams over every
+        address of an `ipv4:a,b,c` list or a headless DNS name (and go on with
+        the others when one dies); None: gRPC's default (pick_first).
+        """
         if channel is None:
             options = channel_options(max_message_bytes)
+            if load_balancing_policy:
+                options.append(("grpc.lb_policy_name", load_balancing_policy))
             channel = (grpc.secure_channel(target, credentials, options) if credentials else
                        grpc.insecure_channel(target, options))
         self._channel = channel
         self._stub = maskd_pb2_grpc.MaskdStub(channel)
         self._timeout = timeout
+        # {handle: CompileRequest} of what compile() returned, so a session can
+        # reopen a sequence opened by handle on a replica that lacks the grammar.
+        self._spec_book = {}
 
     def _call(self, method, request, timeout):
         try:
@@ -108,20 +120,26 @@ class MaskClient:
                 timeout: Optional[float] = None) -> CompiledGrammar:
         """Compiles (or finds cached) a spec; raises CompileError if the server refuses it."""
         request = compile_request(tokenizer_id, spec, options)
-        return compiled_or_raise(self._call(self._stub.Compile, request, timeout))
+        compiled = compiled_or_raise(self._call(self._stub.Compile, request, timeout))
+        self._spec_book.setdefault(compiled.handle, request)
+        return compiled
 
     def session(self, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
                 timeout: Optional[float] = None, metadata=None,
-                mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS) -> Session:
+                mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS,
+                failover: Optional[FailoverOptions] = None) -> Session:
         """Opens a Session stream. tokenizer_id: default for inline-compiled opens.
 
         mask_dictionary_slots: masks the client keeps so repeats come as a few bytes
         (session.proto, SessionOptions); 0 turns the dictionary off.
+        failover: None is FailoverOptions() (on); FailoverOptions(enabled=False) turns
+        it off. Sequences opened inline, or by a handle this client compiled, survive it.
         """
         try:
             return Session(self._stub, tokenizer_id=tokenizer_id, mask_encoding=mask_encoding,
                            timeout=timeout, metadata=metadata,
-                           mask_dictionary_slots=mask_dictionary_slots)
+                           mask_dictionary_slots=mask_dictionary_slots, failover=failover,
+                           spec_book=self._spec_book)
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 

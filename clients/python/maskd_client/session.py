@@ -9,6 +9,7 @@ import concurrent.futures
 import itertools
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from ._proto import session_pb2
 from .errors import MaskdError, ProtocolError, from_rpc_error
+from .failover import WENT_AWAY, FailoverEvent, FailoverOptions, SequenceLedger
 from .results import MaskDictionary, StepResult
 from .server_types import CompiledGrammar
 from .specs import CompileOptions, Spec, compile_request
@@ -144,9 +146,11 @@ class RequestBuilder:
             claim(seq_id)
             ops.append(session_pb2.SequenceOp(sequence_id=seq_id,
                                               close=session_pb2.CloseSequence()))
+        return session_pb2.StepRequest(request_id=self.next_request_id(), ops=ops)
+
+    def next_request_id(self) -> int:
         with self._lock:
-            request_id = next(self._request_ids)
-        return session_pb2.StepRequest(request_id=request_id, ops=ops)
+            return next(self._request_ids)
 
 
 class DictionaryState:
@@ -206,24 +210,45 @@ class Session:
     """One Session stream. Use as a context manager, or call end() when done.
 
     step() returns {seq_id: StepResult} and never raises per-sequence errors
-    (see StepResult.error); it raises MaskdError when the stream itself fails,
-    after which the session is unusable. open/advance/rollback/close are
-    one-sequence shortcuts that raise the sequence's error.
+    (see StepResult.error); it raises MaskdError when the stream itself fails
+    (and failover is off or could not mend it), after which the session is
+    unusable. open/advance/rollback/close are one-sequence shortcuts that raise
+    the sequence's error.
+
+    Failover (failover.py, on unless FailoverOptions(enabled=False)): when the
+    stream ends with UNAVAILABLE, a new stream on the same channel rebuilds
+    every open sequence and the step is resent; `failovers` counts them.
     """
 
     def __init__(self, stub, *, tokenizer_id: Optional[str] = None, mask_encoding: str = "auto",
                  timeout: Optional[float] = None,
                  metadata: Optional[Sequence[Tuple[str, str]]] = None,
-                 mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS):
+                 mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS,
+                 failover: Optional[FailoverOptions] = None, spec_book=None):
         self._builder = RequestBuilder(tokenizer_id, mask_encoding)
-        self._dictionary = DictionaryState(mask_dictionary_slots)
-        self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._responses = stub.Session(iter(self._requests.get, _END), timeout=timeout,
-                                       metadata=metadata)
+        self._stub = stub
+        self._metadata = metadata
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self._slots = mask_dictionary_slots
+        self._failover = failover if failover is not None else FailoverOptions()
+        self._ledger = SequenceLedger(spec_book) if self._failover.enabled else None
+        self.failovers = 0  # completed failovers
+        self._start_stream()
         self._worker = concurrent.futures.ThreadPoolExecutor(1,
                                                              thread_name_prefix="maskd-session")
         self._failure: Optional[MaskdError] = None
         self._ended = False
+
+    def _start_stream(self) -> None:
+        timeout = None if self._deadline is None else max(self._deadline - time.monotonic(), 0)
+        self._dictionary = DictionaryState(self._slots)
+        self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._responses = self._stub.Session(iter(self._requests.get, _END), timeout=timeout,
+                                             metadata=self._metadata)
+
+    def _drop_stream(self) -> None:
+        self._requests.put(_END)
+        self._responses.cancel()
 
     def new_seq_id(self) -> int:
         """A fresh id, distinct from other new_seq_id() results of this session."""
@@ -231,30 +256,115 @@ class Session:
 
     @property
     def mask_dictionary_slots(self) -> int:
-        """Slots the server granted (0 before the first step, or when off)."""
+        """Slots the server granted on the current stream (0 before the first step, or when off)."""
         d = self._dictionary.dictionary
         return len(d) if d is not None else 0
 
-    def _round_trip(self, request) -> Dict[int, StepResult]:
-        if self._failure is not None:
-            raise self._failure
+    def _exchange(self, request, record: bool = True) -> Dict[int, StepResult]:
+        """One round trip on the current stream; MaskdError when the stream fails.
+
+        record: keep the ledger up to date (not for the restore requests, which
+        only repeat what it holds).
+        """
         first = self._dictionary.prepare(request)
         self._requests.put(request)
         try:
             response = next(self._responses)
         except StopIteration:
-            self._failure = MaskdError(grpc.StatusCode.UNAVAILABLE, "the Session stream ended")
-            raise self._failure from None
+            raise MaskdError(grpc.StatusCode.UNAVAILABLE, "the Session stream ended") from None
         except grpc.RpcError as e:
-            self._failure = from_rpc_error(e)
-            raise self._failure from None
+            raise from_rpc_error(e) from None
+        if first:
+            self._dictionary.granted(response)
+        results = parse_response(request, response, self._dictionary.dictionary)
+        if record and self._ledger is not None:
+            self._ledger.apply(request, response)
+        return results
+
+    def _round_trip(self, request) -> Dict[int, StepResult]:
+        if self._failure is not None:
+            raise self._failure
         try:
-            if first:
-                self._dictionary.granted(response)
-            return parse_response(request, response, self._dictionary.dictionary)
+            return self._exchange(request)
         except ProtocolError as e:
             self._failure = e
             raise
+        except MaskdError as e:
+            if self._ledger is None or e.code not in WENT_AWAY:
+                self._failure = e
+                raise
+            return self._fail_over(request, e)
+
+    def _restore(self) -> Dict[int, MaskdError]:
+        """A new stream with every sequence of the ledger rebuilt; returns those that could not be."""
+        self._drop_stream()
+        self._start_stream()
+        requests, lost = self._ledger.restore_requests(self._failover.max_ops_per_request,
+                                                       self._failover.max_tokens_per_op)
+        opened_then_lost = []
+        for request in requests:
+            request.request_id = self._builder.next_request_id()
+            for seq, result in self._exchange(request, record=False).items():
+                if result.error is not None and seq not in lost:
+                    lost[seq] = MaskdError(
+                        result.error.code, f"failover: rebuilding sequence {seq} on another "
+                        f"replica failed: {result.error.message}")
+                    if request.ops[0].WhichOneof("op") != "open":
+                        opened_then_lost.append(seq)
+        if opened_then_lost:  # open on the new replica: close so the caller may reuse the id
+            self._exchange(session_pb2.StepRequest(
+                request_id=self._builder.next_request_id(),
+                ops=[session_pb2.SequenceOp(sequence_id=seq, close=session_pb2.CloseSequence())
+                     for seq in opened_then_lost]), record=False)
+        return lost
+
+    def _resend(self, request, lost: Dict[int, MaskdError]) -> Dict[int, StepResult]:
+        """The failed step again, without the ops of lost sequences (they get their error)."""
+        kept = [op for op in request.ops
+                if op.WhichOneof("op") == "open" or op.sequence_id not in lost]
+        results = self._exchange(session_pb2.StepRequest(request_id=request.request_id, ops=kept))
+        out = {}
+        for op in request.ops:
+            seq = op.sequence_id
+            if seq in results:
+                out[seq] = results[seq]
+            else:
+                error = lost[seq]
+                out[seq] = StepResult.from_proto(session_pb2.SequenceResult(
+                    sequence_id=seq, error={"code": error.code.value[0],
+                                            "message": error.message}))
+        return out
+
+    def _fail_over(self, request, cause: MaskdError) -> Dict[int, StepResult]:
+        options = self._failover
+        started = time.monotonic()
+        last = cause
+        attempt = 0
+        for attempt in range(1, options.max_attempts + 1):
+            time.sleep(options.backoff_s(attempt))
+            sequences = len(self._ledger.entries)
+            try:
+                lost = self._restore()
+                results = self._resend(request, lost)
+            except ProtocolError as e:
+                self._failure = e
+                raise
+            except MaskdError as e:
+                last = e
+                if e.code not in WENT_AWAY:
+                    break
+                continue
+            for seq in lost:
+                self._ledger.forget(seq)
+            self.failovers += 1
+            if options.on_failover is not None:
+                options.on_failover(FailoverEvent(cause, attempt, sequences - len(lost), lost,
+                                                  time.monotonic() - started))
+            return results
+        self._failure = MaskdError(
+            last.code, f"failover gave up after {attempt} new streams (the stream had failed "
+            f"with: {cause.message}): {last.message}")
+        raise self._failure
 
     def submit(self, advances: Optional[Mapping[int, AdvanceArg]] = None, *,
                open: Optional[Mapping[int, Union[Open, GrammarRef]]] = None,
@@ -264,7 +374,6 @@ class Session:
             raise MaskdError(grpc.StatusCode.FAILED_PRECONDITION, "the session has ended")
         request = self._builder.build(advances, open, close)
         return self._worker.submit(self._round_trip, request)
-
     def step(self, advances: Optional[Mapping[int, AdvanceArg]] = None, *,
              open: Optional[Mapping[int, Union[Open, GrammarRef]]] = None,
              close: Iterable[int] = ()) -> Dict[int, StepResult]:
