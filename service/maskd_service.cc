@@ -6,6 +6,7 @@
 
 #include "absl/time/clock.h"
 #include "service/log.h"
+#include "service/refused_stream.h"
 #include "service/status_convert.h"
 
 namespace maskd {
@@ -51,13 +52,34 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 }
 
 MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-                           const CompileHandler* compile, SessionHandler* session)
-    : tokenizers_(tokenizers), metrics_(metrics), compile_(compile), session_(session) {}
+                           const CompileHandler* compile, SessionHandler* session,
+                           const TokenAuthenticator* auth)
+    : tokenizers_(tokenizers),
+      metrics_(metrics),
+      compile_(compile),
+      session_(session),
+      auth_(auth) {}
 
-grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* /*context*/,
+absl::StatusOr<std::string> MaskdService::Authenticate(
+    const grpc::ServerContextBase& context) const {
+  if (!auth_->enabled()) return std::string(kDefaultTenant);
+  const auto& metadata = context.client_metadata();
+  auto header = metadata.find("authorization");
+  // A repeated header is ambiguous: refuse rather than pick one.
+  if (header != metadata.end() && metadata.count("authorization") > 1) {
+    return absl::UnauthenticatedError("more than one authorization metadata entry");
+  }
+  return auth_->Authenticate(header == metadata.end()
+                                 ? absl::string_view()
+                                 : absl::string_view(header->second.data(), header->second.size()));
+}
+
+grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* context,
                                              const v1::RegisterTokenizerRequest* request,
                                              v1::RegisterTokenizerResponse* response) {
   RpcRecorder recorder(metrics_, "RegisterTokenizer");
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
   return recorder.Finish(DoRegisterTokenizer(*request, response));
 }
 
@@ -94,10 +116,12 @@ grpc::Status MaskdService::DoRegisterTokenizer(const v1::RegisterTokenizerReques
                       "RegisterTokenizerRequest needs files or preloaded_name");
 }
 
-grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* /*context*/,
+grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* context,
                                           const v1::ListTokenizersRequest* /*request*/,
                                           v1::ListTokenizersResponse* response) {
   RpcRecorder recorder(metrics_, "ListTokenizers");
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
   for (const RegisteredTokenizer& entry : tokenizers_->List()) {
     FillTokenizerInfo(entry, response->add_tokenizers());
   }
@@ -107,6 +131,8 @@ grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* /*context*/,
 grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
                                    v1::CompileResponse* response) {
   RpcRecorder recorder(metrics_, "Compile");
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
   const auto deadline = context->deadline();
   // No deadline reads as the far future; keep it infinite for the cache.
   const absl::Time rpc_deadline =
@@ -118,6 +144,12 @@ grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::Compi
 
 grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Session(
     grpc::CallbackServerContext* context) {
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) {
+    metrics_->RecordRpc("Session", grpc::StatusCode::UNAUTHENTICATED, 0);
+    metrics_->CountError(absl::StatusCode::kUnauthenticated);
+    return new RefusedStream(ToGrpcStatus(tenant.status()));
+  }
   // Counted (active streams, RPC outcome) by the reactor, which outlives
   // this call.
   return session_->Open(context);

@@ -9,6 +9,7 @@
 #include "service/compile_handler.h"
 #include "service/service_metrics.h"
 #include "service/session_handler.h"
+#include "service/token_auth.h"
 #include "service/tokenizer_registry.h"
 
 namespace maskd {
@@ -18,9 +19,11 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 
 class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Maskd::Service> {
  public:
-  // All pointers must outlive the service.
+  // All pointers must outlive the service. Every RPC first authenticates
+  // its caller with `auth` (token_auth.h).
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile, SessionHandler* session);
+               const CompileHandler* compile, SessionHandler* session,
+               const TokenAuthenticator* auth);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
@@ -37,10 +40,14 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
   grpc::Status DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
                                    v1::RegisterTokenizerResponse* response);
 
+  // The caller's tenant, or UNAUTHENTICATED (counted as the RPC's outcome).
+  absl::StatusOr<std::string> Authenticate(const grpc::ServerContextBase& context) const;
+
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
   SessionHandler* session_;
+  const TokenAuthenticator* auth_;
 };
 
 }  // namespace maskd
