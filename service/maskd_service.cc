@@ -53,12 +53,13 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 
 MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
                            const CompileHandler* compile, SessionHandler* session,
-                           const TokenAuthenticator* auth)
+                           const TokenAuthenticator* auth, bool allow_register_tokenizer)
     : tokenizers_(tokenizers),
       metrics_(metrics),
       compile_(compile),
       session_(session),
-      auth_(auth) {}
+      auth_(auth),
+      allow_register_tokenizer_(allow_register_tokenizer) {}
 
 absl::StatusOr<std::string> MaskdService::Authenticate(
     const grpc::ServerContextBase& context) const {
@@ -80,30 +81,59 @@ grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* context,
   RpcRecorder recorder(metrics_, "RegisterTokenizer");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
-  return recorder.Finish(DoRegisterTokenizer(*request, response));
+  return recorder.Finish(DoRegisterTokenizer(*request, *tenant, response));
+}
+
+grpc::Status MaskdService::UnregisterTokenizer(grpc::ServerContext* context,
+                                               const v1::UnregisterTokenizerRequest* request,
+                                               v1::UnregisterTokenizerResponse* response) {
+  RpcRecorder recorder(metrics_, "UnregisterTokenizer");
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  absl::StatusOr<bool> removed = tokenizers_->Unregister(request->tokenizer_id(), *tenant);
+  if (!removed.ok()) return recorder.Finish(ToGrpcStatus(removed.status()));
+  response->set_removed(*removed);
+  if (*removed) {
+    metrics_->SetTokenizerCount(tokenizers_->size());
+    MASKD_LOG(INFO) << "tenant " << *tenant << " unregistered tokenizer "
+                    << request->tokenizer_id();
+  }
+  return recorder.Finish(grpc::Status::OK);
 }
 
 grpc::Status MaskdService::DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
+                                               const std::string& tenant,
                                                v1::RegisterTokenizerResponse* response) {
   switch (request.source_case()) {
     case v1::RegisterTokenizerRequest::kPreloadedName: {
-      absl::StatusOr<RegisteredTokenizer> entry = tokenizers_->FindByName(request.preloaded_name());
+      absl::StatusOr<RegisteredTokenizer> entry =
+          tokenizers_->FindByName(request.preloaded_name(), tenant);
       if (!entry.ok()) return ToGrpcStatus(entry.status());
       FillTokenizerInfo(*entry, response->mutable_tokenizer());
       response->set_already_registered(true);
       return grpc::Status::OK;
     }
     case v1::RegisterTokenizerRequest::kFiles: {
+      if (!allow_register_tokenizer_) {
+        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                            "this server accepts no tokenizer uploads (it runs without "
+                            "--allow_register_tokenizer); use a preloaded tokenizer by "
+                            "preloaded_name (ListTokenizers lists them)");
+      }
       const v1::TokenizerFiles& files = request.files();
       std::vector<TokenId> eos(request.eos_token_ids().begin(), request.eos_token_ids().end());
       absl::StatusOr<RegisterOutcome> outcome = tokenizers_->Register(
-          files.tokenizer_json(), files.tokenizer_config_json(), request.name(), eos);
+          files.tokenizer_json(), files.tokenizer_config_json(), request.name(), eos, tenant);
       if (!outcome.ok()) return ToGrpcStatus(outcome.status());
       FillTokenizerInfo(outcome->entry, response->mutable_tokenizer());
       response->set_already_registered(outcome->already_registered);
       if (!outcome->already_registered) {
         metrics_->SetTokenizerCount(tokenizers_->size());
-        MASKD_LOG(INFO) << "registered tokenizer " << outcome->entry.tokenizer->name() << " ("
+        for (const std::string& evicted : outcome->evicted_ids) {
+          MASKD_LOG(INFO) << "evicted unused tokenizer " << evicted << " to make room";
+        }
+        MASKD_LOG(INFO) << "tenant " << tenant << " registered tokenizer "
+                        << outcome->entry.tokenizer->name() << " ("
                         << outcome->entry.tokenizer->id() << ", "
                         << outcome->entry.tokenizer->vocab_size() << " tokens)";
       }
@@ -122,7 +152,7 @@ grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* context,
   RpcRecorder recorder(metrics_, "ListTokenizers");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
-  for (const RegisteredTokenizer& entry : tokenizers_->List()) {
+  for (const RegisteredTokenizer& entry : tokenizers_->List(*tenant)) {
     FillTokenizerInfo(entry, response->add_tokenizers());
   }
   return recorder.Finish(grpc::Status::OK);

@@ -20,14 +20,18 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Maskd::Service> {
  public:
   // All pointers must outlive the service. Every RPC first authenticates
-  // its caller with `auth` (token_auth.h).
+  // its caller with `auth` (token_auth.h). Tokenizer uploads are refused
+  // (PERMISSION_DENIED) unless `allow_register_tokenizer`.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
                const CompileHandler* compile, SessionHandler* session,
-               const TokenAuthenticator* auth);
+               const TokenAuthenticator* auth, bool allow_register_tokenizer);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
                                  v1::RegisterTokenizerResponse* response) override;
+  grpc::Status UnregisterTokenizer(grpc::ServerContext* context,
+                                   const v1::UnregisterTokenizerRequest* request,
+                                   v1::UnregisterTokenizerResponse* response) override;
   grpc::Status ListTokenizers(grpc::ServerContext* context,
                               const v1::ListTokenizersRequest* request,
                               v1::ListTokenizersResponse* response) override;
@@ -38,6 +42,7 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
 
  private:
   grpc::Status DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
+                                   const std::string& tenant,
                                    v1::RegisterTokenizerResponse* response);
 
   // The caller's tenant, or UNAUTHENTICATED (counted as the RPC's outcome).
@@ -48,6 +53,7 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
   const CompileHandler* compile_;
   SessionHandler* session_;
   const TokenAuthenticator* auth_;
+  const bool allow_register_tokenizer_;
 };
 
 }  // namespace maskd

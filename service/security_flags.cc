@@ -18,6 +18,12 @@ ABSL_FLAG(std::string, auth_token_file, "",
           "TOKEN` (UNAUTHENTICATED otherwise) and is charged to that token's tenant. Health and "
           "reflection stay open. Empty: no tokens, every call is tenant \"default\".");
 
+ABSL_FLAG(bool, allow_register_tokenizer, false,
+          "Accept tokenizer uploads (RegisterTokenizer with files); off: only preloaded "
+          "tokenizers (--tokenizer) are served and uploads are PERMISSION_DENIED.");
+ABSL_FLAG(int, max_tokenizers_per_tenant, 4,
+          "Most uploaded tokenizers one tenant holds at once (RESOURCE_EXHAUSTED beyond).");
+
 namespace maskd {
 
 absl::StatusOr<SecurityOptions> SecurityOptionsFromFlags() {
@@ -26,6 +32,12 @@ absl::StatusOr<SecurityOptions> SecurityOptionsFromFlags() {
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   if (absl::Status valid = ValidateTlsOptions(options.tls); !valid.ok()) return valid;
+  options.allow_register_tokenizer = absl::GetFlag(FLAGS_allow_register_tokenizer);
+  if (absl::GetFlag(FLAGS_max_tokenizers_per_tenant) < 1) {
+    return absl::InvalidArgumentError("--max_tokenizers_per_tenant must be >= 1");
+  }
+  options.max_tokenizers_per_tenant =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_tokenizers_per_tenant));
   const std::string token_file = absl::GetFlag(FLAGS_auth_token_file);
   if (!token_file.empty()) {
     absl::StatusOr<TokenAuthenticator> auth = TokenAuthenticator::FromFile(token_file);

@@ -48,7 +48,9 @@ absl::Status CheckServiceDescriptorLinked() {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   if (absl::Status linked = CheckServiceDescriptorLinked(); !linked.ok()) return linked;
   std::unique_ptr<Server> server(new Server());
-  server->tokenizers_ = std::make_unique<TokenizerRegistry>(options.tokenizer_limits);
+  TokenizerRegistryLimits tokenizer_limits = options.tokenizer_limits;
+  tokenizer_limits.max_tokenizers_per_tenant = options.security.max_tokenizers_per_tenant;
+  server->tokenizers_ = std::make_unique<TokenizerRegistry>(tokenizer_limits);
   server->metrics_ = std::make_unique<ServiceMetrics>(CurrentBuildInfo());
 
   for (const TokenizerSource& source : options.preload) {
@@ -81,9 +83,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   env.limits = options.session_limits;
   server->session_ = std::make_unique<SessionHandler>(env, options.session_idle_timeout);
   server->auth_ = options.security.auth;
-  server->service_ = std::make_unique<MaskdService>(server->tokenizers_.get(),
-                                                    server->metrics_.get(), server->compile_.get(),
-                                                    server->session_.get(), server->auth_.get());
+  server->service_ = std::make_unique<MaskdService>(
+      server->tokenizers_.get(), server->metrics_.get(), server->compile_.get(),
+      server->session_.get(), server->auth_.get(), options.security.allow_register_tokenizer);
 
   // maskd serves health itself (health_service.h says why); reflection
   // must be enabled before the builder exists.

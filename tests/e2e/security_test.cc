@@ -192,6 +192,18 @@ TEST_F(SecurityTest, MissingOrWrongTokenIsUnauthenticatedOnEveryRpc) {
   }
 }
 
+TEST_F(SecurityTest, TokenizerUploadsAreOffByDefault) {
+  auto stub = v1::Maskd::NewStub(Channel("ca.pem", "client", kTokenA));
+  grpc::ClientContext context;
+  v1::RegisterTokenizerRequest request;
+  request.mutable_files()->set_tokenizer_json(R"({"model": {"type": "BPE"}})");
+  request.set_name("qwen3");
+  v1::RegisterTokenizerResponse response;
+  const grpc::Status status = stub->RegisterTokenizer(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("--allow_register_tokenizer"));
+}
+
 TEST_F(SecurityTest, HealthNeedsNoToken) {
   // kubelet's gRPC probes carry no token; with mutual TLS they need a
   // certificate (the chart's probe command has one).

@@ -89,6 +89,16 @@ class SyncClientTest(unittest.TestCase):
                 c.list_tokenizers()
             self.assertEqual(raised.exception.code, grpc.StatusCode.UNAVAILABLE)
 
+    def test_unregister_and_uploads(self):
+        with client() as c:
+            with self.assertRaises(MaskdError) as raised:
+                c.unregister_tokenizer("0123456789abcdef0123456789abcdef")
+            self.assertEqual(raised.exception.code, grpc.StatusCode.NOT_FOUND)
+            # Uploads are off without --allow_register_tokenizer.
+            with self.assertRaises(MaskdError) as raised:
+                c.register_tokenizer(tokenizer_json=b"{}", name="qwen3")
+            self.assertEqual(raised.exception.code, grpc.StatusCode.PERMISSION_DENIED)
+
     def test_certificate_without_ca_is_a_usage_error(self):
         with self.assertRaises(ValueError):
             MaskClient(SERVER.address, tls_cert=path("client.pem"), tls_key=path("client.key"))

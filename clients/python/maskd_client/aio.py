@@ -149,6 +149,15 @@ class AsyncMaskClient:
         response = await self._call(self._stub.RegisterTokenizer, request, timeout)
         return TokenizerInfo.from_proto(response.tokenizer, response.already_registered)
 
+    async def unregister_tokenizer(self, tokenizer_id: str, *,
+                             timeout: Optional[float] = None) -> bool:
+        """Drops this caller's (tenant's) registration of a tokenizer and the names it
+        gave it; True when the tokenizer left the server (no tenant holds it any more)."""
+        response = await self._call(self._stub.UnregisterTokenizer,
+                                tokenizer_pb2.UnregisterTokenizerRequest(tokenizer_id=tokenizer_id),
+                                timeout)
+        return response.removed
+
     async def register_tokenizer_dir(self, directory: str, *, name: str = "",
                                      eos_token_ids: Sequence[int] = (),
                                      timeout: Optional[float] = None) -> TokenizerInfo:

@@ -104,6 +104,15 @@ class MaskClient:
         response = self._call(self._stub.RegisterTokenizer, request, timeout)
         return TokenizerInfo.from_proto(response.tokenizer, response.already_registered)
 
+    def unregister_tokenizer(self, tokenizer_id: str, *,
+                             timeout: Optional[float] = None) -> bool:
+        """Drops this caller's (tenant's) registration of a tokenizer and the names it
+        gave it; True when the tokenizer left the server (no tenant holds it any more)."""
+        response = self._call(self._stub.UnregisterTokenizer,
+                                tokenizer_pb2.UnregisterTokenizerRequest(tokenizer_id=tokenizer_id),
+                                timeout)
+        return response.removed
+
     def register_tokenizer_dir(self, directory: str, *, name: str = "",
                                eos_token_ids: Sequence[int] = (),
                                timeout: Optional[float] = None) -> TokenizerInfo:
