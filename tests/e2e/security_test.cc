@@ -5,6 +5,7 @@
 // gRPC and on /metrics, and the right ones must be served.
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <cstdlib>
@@ -235,6 +236,38 @@ TEST_F(SecurityTest, MetricsNeedTheTrustedClientCertificate) {
       MetricValue(body, "maskd_errors_total{code=\"UNAUTHENTICATED\"}");
   ASSERT_TRUE(refused.has_value()) << body.substr(0, 2000);
   EXPECT_GE(*refused, 1);
+}
+
+// Sidecar mode: maskd on a Unix socket, reached by the client at unix://PATH,
+// with a bearer token but no TLS (the client sends tokens over plaintext too).
+TEST(SidecarTest, ServesOnAUnixSocket) {
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string socket = "unix://" + dir + "/maskd.sock";
+  WriteFile(dir + "/tokens", absl::StrCat("worker ", kTokenA, "\n"));
+  absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = testing::MaskdProcess::Start(
+      {"--listen=" + socket, "--metrics_listen=127.0.0.1:0", "--shutdown_grace=1s",
+       "--auth_token_file=" + dir + "/tokens"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ((*server)->grpc_address(), socket);
+
+  client::ChannelOptions options;
+  options.target = socket;
+  options.bearer_token = kTokenA;
+  client::MaskdClient client(options);
+  absl::StatusOr<std::vector<v1::TokenizerInfo>> listed = client.ListTokenizers();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  absl::StatusOr<client::HealthState> health = client.CheckHealth("");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, client::HealthState::kServing);
+
+  options.bearer_token = "";
+  EXPECT_EQ(client::MaskdClient(options).ListTokenizers().status().code(),
+            absl::StatusCode::kUnauthenticated);
+  absl::StatusOr<int> exit_code = (*server)->Stop(SIGTERM, std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.ok()) << exit_code.status();
+  EXPECT_EQ(*exit_code, 0);
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
 }
 
 TEST(SecurityFlagsTest, BadSettingsStopTheStartNamingTheFlag) {
