@@ -8,7 +8,7 @@
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "service/compile_handler.h"
 #include "service/service_metrics.h"
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 #include "service/token_auth.h"
 #include "service/tokenizer_registry.h"
 
@@ -23,7 +23,7 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
   // its caller with `auth` (token_auth.h). Tokenizer uploads are refused
   // (PERMISSION_DENIED) unless `allow_register_tokenizer`.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile, SessionHandler* session,
+               const CompileHandler* compile, SessionRegistry* session,
                const TokenAuthenticator* auth, bool allow_register_tokenizer);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
@@ -51,7 +51,7 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
-  SessionHandler* session_;
+  SessionRegistry* session_;
   const TokenAuthenticator* auth_;
   const bool allow_register_tokenizer_;
 };

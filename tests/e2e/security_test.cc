@@ -19,9 +19,9 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "harness/maskd_process.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "tests/e2e/e2e_support.h"
-#include "tests/service/maskd_process.h"
 
 namespace maskd::e2e {
 namespace {
@@ -245,9 +245,9 @@ TEST(SidecarTest, ServesOnAUnixSocket) {
   ASSERT_FALSE(dir.empty());
   const std::string socket = "unix://" + dir + "/maskd.sock";
   WriteFile(dir + "/tokens", absl::StrCat("worker ", kTokenA, "\n"));
-  absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = testing::MaskdProcess::Start(
-      {"--listen=" + socket, "--metrics_listen=127.0.0.1:0", "--shutdown_grace=1s",
-       "--auth_token_file=" + dir + "/tokens"});
+  absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server =
+      testing::MaskdProcess::Start({"--listen=" + socket, "--metrics_listen=127.0.0.1:0",
+                                    "--shutdown_grace=1s", "--auth_token_file=" + dir + "/tokens"});
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_EQ((*server)->grpc_address(), socket);
 
