@@ -163,7 +163,7 @@ std::unique_ptr<TokenizerRegistry> RegistryWithPreloadedQwen3(
                 ("mkdir -p " + dir + " && printf 'vocab=12' > " + dir + "/tokenizer.json").c_str()),
             0);
   auto registry =
-      std::make_unique<TokenizerRegistry>(limits, &testing::LoadFakeTokenizer, std::move(indexer));
+      std::make_unique<TokenizerRegistry>(limits, &testing::LoadStubTokenizer, std::move(indexer));
   EXPECT_TRUE(registry->Preload("qwen3", dir).ok());
   return registry;
 }
