@@ -12,15 +12,19 @@
 namespace maskd {
 namespace {
 
-// Records one RPC's outcome and latency when the handler returns.
+// Records one RPC's outcome and latency when the handler returns, and the
+// caller's tenant once known ("-": not authenticated).
 class RpcRecorder {
  public:
   RpcRecorder(ServiceMetrics* metrics, const char* method)
       : metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {}
 
+  void set_tenant(const std::string& tenant) { tenant_ = tenant; }
+
   grpc::Status Finish(grpc::Status status) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
     metrics_->RecordRpc(method_, status.error_code(), elapsed.count());
+    metrics_->CountTenantCall(tenant_, method_, status.error_code());
     if (!status.ok()) metrics_->CountError(static_cast<absl::StatusCode>(status.error_code()));
     return status;
   }
@@ -29,6 +33,7 @@ class RpcRecorder {
   ServiceMetrics* metrics_;
   const char* method_;
   std::chrono::steady_clock::time_point start_;
+  std::string tenant_ = "-";
 };
 
 }  // namespace
@@ -81,6 +86,7 @@ grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* context,
   RpcRecorder recorder(metrics_, "RegisterTokenizer");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
   return recorder.Finish(DoRegisterTokenizer(*request, *tenant, response));
 }
 
@@ -90,6 +96,7 @@ grpc::Status MaskdService::UnregisterTokenizer(grpc::ServerContext* context,
   RpcRecorder recorder(metrics_, "UnregisterTokenizer");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
   absl::StatusOr<bool> removed = tokenizers_->Unregister(request->tokenizer_id(), *tenant);
   if (!removed.ok()) return recorder.Finish(ToGrpcStatus(removed.status()));
   response->set_removed(*removed);
@@ -152,6 +159,7 @@ grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* context,
   RpcRecorder recorder(metrics_, "ListTokenizers");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
   for (const RegisteredTokenizer& entry : tokenizers_->List(*tenant)) {
     FillTokenizerInfo(entry, response->add_tokenizers());
   }
@@ -163,6 +171,7 @@ grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::Compi
   RpcRecorder recorder(metrics_, "Compile");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
   const auto deadline = context->deadline();
   // No deadline reads as the far future; keep it infinite for the cache.
   const absl::Time rpc_deadline =
@@ -177,9 +186,11 @@ grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Sessio
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) {
     metrics_->RecordRpc("Session", grpc::StatusCode::UNAUTHENTICATED, 0);
+    metrics_->CountTenantCall("-", "Session", grpc::StatusCode::UNAUTHENTICATED);
     metrics_->CountError(absl::StatusCode::kUnauthenticated);
     return new RefusedStream(ToGrpcStatus(tenant.status()));
   }
+  metrics_->CountTenantCall(*tenant, "Session", grpc::StatusCode::OK);
   // Counted (active streams, RPC outcome) by the reactor, which outlives
   // this call.
   return session_->Open(context);

@@ -236,6 +236,19 @@ TEST_F(SecurityTest, MetricsNeedTheTrustedClientCertificate) {
       MetricValue(body, "maskd_errors_total{code=\"UNAUTHENTICATED\"}");
   ASSERT_TRUE(refused.has_value()) << body.substr(0, 2000);
   EXPECT_GE(*refused, 1);
+  // Calls are labelled by tenant; refused ones by "-".
+  ASSERT_TRUE(ListTokenizers(Channel("ca.pem", "client", kTokenB)).ok());
+  const std::string after =
+      HttpsGet(address, Path("ca.pem"), Path("client.pem"), Path("client.key"));
+  const std::optional<double> by_b = MetricValue(
+      after, "maskd_tenant_calls_total{code=\"OK\",method=\"ListTokenizers\",tenant=\"tenant-b\"}");
+  ASSERT_TRUE(by_b.has_value()) << after.substr(0, 3000);
+  EXPECT_GE(*by_b, 1);
+  const std::optional<double> anonymous = MetricValue(
+      after,
+      "maskd_tenant_calls_total{code=\"UNAUTHENTICATED\",method=\"ListTokenizers\",tenant=\"-\"}");
+  ASSERT_TRUE(anonymous.has_value());
+  EXPECT_GE(*anonymous, 1);
 }
 
 // Sidecar mode: maskd on a Unix socket, reached by the client at unix://PATH,
