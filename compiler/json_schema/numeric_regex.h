@@ -70,6 +70,13 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
 inline constexpr int kMaxNonIntegerExponent = 20;
 std::string NonIntegerNumberRegex();
 
+// The exponent-notation spellings in NumberRangeRegex's language of INTEGER
+// values (`1e+16`, `1.5e+16`, `-0e0`; what a JSON writer emits for a large
+// float that "type": "integer" accepts): a normalized mantissa with t <=
+// kMaxNonIntegerExponent significant fraction digits and an exponent of at
+// least t. Intersect with a range regex for bounds.
+std::string IntegerExponentNumberRegex();
+
 // The NumberRangeRegex spellings of values with at most `places` decimals
 // (multipleOf 10^-places; intersect with a range regex for bounds): fixed
 // notation with at most `places` fraction digits before trailing zeros, and
