@@ -13,6 +13,7 @@
 // tests/fuzz/gen_ref_schemas.py writes the same shapes as MaskBench files.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -53,7 +54,9 @@ class SchemaWriter {
         if (draft_ >= 3) return "{\"$ref\":\"#d" + std::to_string(target) + "\"}";  // $anchor
         break;
       case 1:
-        if (draft_ >= 1) return "{\"$ref\":\"d" + std::to_string(target) + ".json\"}";  // $id
+        if (draft_ == 1 || draft_ == 2) {
+          return "{\"$ref\":\"d" + std::to_string(target) + ".json\"}";  // $id
+        }
         break;
       default:
         break;
@@ -133,8 +136,9 @@ class SchemaWriter {
     std::string body = Object(2);
     body.pop_back();
     const std::string name = "d" + std::to_string(index);
+    // Named by $anchor from 2019-09 on, by a relative $id in drafts 6 and 7.
     if (draft_ >= 3) body += R"(,"$anchor":")" + name + "\"";
-    if (draft_ >= 1) body += R"(,"$id":")" + name + ".json\"";
+    if (draft_ == 1 || draft_ == 2) body += R"(,"$id":")" + name + ".json\"";
     return "\"" + name + "\":" + body + "}";
   }
 
@@ -177,6 +181,19 @@ const std::vector<std::string>& Universe() {
   return *values;
 }
 
+// With MASKD_FUZZ_STATS set, how many inputs compiled and how many instances
+// the engine accepted, printed at exit (to see that inputs get somewhere).
+struct Stats {
+  size_t inputs = 0, compiled = 0, accepted = 0;
+  ~Stats() {
+    if (std::getenv("MASKD_FUZZ_STATS") != nullptr) {
+      std::fprintf(stderr, "ref_graph: %zu inputs, %zu compiled, %zu instances accepted\n",
+                   inputs, compiled, accepted);
+    }
+  }
+};
+Stats stats;
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -186,12 +203,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int draft = in.Pick(5);
   const int defs = 1 + in.Pick(4);
   const std::string text = SchemaWriter(in, draft, defs).Root();
+  ++stats.inputs;
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = text;
   auto tokenizer = fuzz::FuzzVocab();
+  CompileOptions options = fuzz::FuzzCompileOptions();
+  options.strict = false;  // Keywords of other drafts are ignored, as validators do.
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-      CompiledGrammar::Compile(spec, fuzz::FuzzCompileOptions(), tokenizer);
+      CompiledGrammar::Compile(spec, options, tokenizer);
   if (!grammar.ok()) {
     if (grammar.status().code() == absl::StatusCode::kInternal ||
         grammar.status().message().empty()) {
@@ -199,8 +219,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                    grammar.status().ToString().c_str());
       std::abort();
     }
+    if (const char* v = std::getenv("MASKD_FUZZ_STATS"); v != nullptr && v[0] == '2') {
+      std::fprintf(stderr, "refused: %s\n", grammar.status().ToString().substr(0, 160).c_str());
+    }
     return 0;
   }
+  ++stats.compiled;
   json_schema::ParseOptions as_written;
   as_written.rewrite_combinators = false;
   absl::StatusOr<json_schema::Schema> reference = json_schema::ParseSchema(text, as_written);
@@ -208,6 +232,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& doc : Universe()) {
     auto matcher = Matcher::Create(*grammar);
     if (!(matcher->AcceptBytes(doc) && matcher->CanStop())) continue;
+    ++stats.accepted;
     absl::StatusOr<json_schema::JsonValue> value = json_schema::ParseJsonValue(doc);
     if (!value.ok()) std::abort();
     if (!json_schema::ReferenceValidate(*reference, reference->root, *value)) {
