@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/matcher.h"
 #include "tests/fuzz/fuzz_vocab.h"
@@ -187,8 +188,8 @@ struct Stats {
   size_t inputs = 0, compiled = 0, accepted = 0;
   ~Stats() {
     if (std::getenv("MASKD_FUZZ_STATS") != nullptr) {
-      std::fprintf(stderr, "ref_graph: %zu inputs, %zu compiled, %zu instances accepted\n",
-                   inputs, compiled, accepted);
+      std::fprintf(stderr, "ref_graph: %zu inputs, %zu compiled, %zu instances accepted\n", inputs,
+                   compiled, accepted);
     }
   }
 };

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/compile/compile.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/matcher.h"
 #include "tests/json_schema/reference_validator.h"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/matcher/fake_tokenizer.h"
