@@ -212,7 +212,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CompileOptions options = fuzz::FuzzCompileOptions();
   options.strict = false;  // Keywords of other drafts are ignored, as validators do.
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-      CompiledGrammar::Compile(spec, options, tokenizer);
+      CompileGrammar(spec, options, tokenizer);
   if (!grammar.ok()) {
     if (grammar.status().code() == absl::StatusCode::kInternal ||
         grammar.status().message().empty()) {

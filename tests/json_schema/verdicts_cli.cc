@@ -69,7 +69,7 @@ int Run() {
       GrammarSpec spec;
       spec.kind = SpecKind::kJsonSchema;
       spec.text = schema;
-      grammar = grammars.emplace(schema, CompiledGrammar::Compile(spec, options, tokenizer)).first;
+      grammar = grammars.emplace(schema, CompileGrammar(spec, options, tokenizer)).first;
     }
     std::string out;
     absl::StatusOr<json_schema::JsonValue> value = json_schema::ParseJsonValue(instance);

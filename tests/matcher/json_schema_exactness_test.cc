@@ -34,7 +34,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(const std::string
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema;
-  return CompiledGrammar::Compile(spec, CompileOptions(), ByteVocab());
+  return CompileGrammar(spec, CompileOptions(), ByteVocab());
 }
 
 // Token by token (one byte each), checking that every byte accepted was in

@@ -31,7 +31,7 @@ class RollbackBoundsTest : public ::testing::Test {
     spec.kind = SpecKind::kJsonSchema;
     // Every position has its own mask: no rollback can pass by luck.
     spec.text = R"({"enum": ["abcdefghijklmnop", "abcdefghijklmnopq"]})";
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), tokenizer_);
+    auto g = CompileGrammar(spec, CompileOptions(), tokenizer_);
     ASSERT_TRUE(g.ok()) << g.status();
     grammar_ = *g;
   }
