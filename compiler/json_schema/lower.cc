@@ -333,24 +333,9 @@ class Lowering {
         regex::ParseEcmaRegex(*re, &pool_, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
     if (float_spellings && node.multiple_of.empty()) {
-      // Exponent notation of integer values, in range. (With multipleOf the
-      // exponent spellings are left out: divisibility of mantissa * 10^k is
-      // not a regex we build; README, "Numbers".)
-      absl::StatusOr<ExprId> exponent =
-          regex::ParseEcmaRegex(IntegerExponentNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
-      if (!exponent.ok()) return exponent.status();
-      if (node.minimum || node.maximum) {
-        absl::StatusOr<std::string> range = NumberRangeRegex(node.minimum, node.maximum);
-        if (!range.ok()) {
-          return absl::Status(range.status().code(),
-                              absl::StrCat(range.status().message(), At(node)));
-        }
-        absl::StatusOr<ExprId> in_range =
-            regex::ParseEcmaRegex(*range, &pool_, regex::MatchMode::kFullMatch);
-        if (!in_range.ok()) return in_range.status();
-        *exponent = pool_.And(*exponent, *in_range);
-      }
-      *numbers = pool_.Or(*numbers, *exponent);
+      absl::StatusOr<ExprId> large = LargeIntegers(node);
+      if (!large.ok()) return large.status();
+      *numbers = pool_.Or(*numbers, *large);
     }
     if (decimal_places) {
       absl::StatusOr<ExprId> places =
@@ -378,6 +363,64 @@ class Lowering {
     }
     if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
     return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
+  }
+
+  // Exponent spellings of the node's integers of magnitude >= 1e16 (what a
+  // writer emits for such floats: `1e+16`). Each sign's part is taken whole
+  // when the range covers it, dropped when the range misses it, and
+  // intersected with the range only when a bound lies past 1e16: an And in
+  // every integer lexeme made ordinary bounded integers 30x slower to compile.
+  absl::StatusOr<ExprId> LargeIntegers(const SchemaNode& node) {
+    enum Cover { kNone, kAll, kSome };
+    static const Decimal kLarge = *Decimal::FromString("1e16");
+    static const Decimal kMinusLarge = *Decimal::FromString("-1e16");
+    auto below = [](const std::optional<NumericBound>& b, const Decimal& v) {  // b < v
+      if (!b) return false;
+      const int c = Compare(b->value, v);
+      return c < 0 || (c == 0 && b->exclusive);
+    };
+    auto above = [](const std::optional<NumericBound>& b, const Decimal& v) {  // b > v
+      if (!b) return false;
+      const int c = Compare(b->value, v);
+      return c > 0 || (c == 0 && b->exclusive);
+    };
+    // Positive part [1e16, inf), negative part (-inf, -1e16].
+    const Cover positive = below(node.maximum, kLarge)                   ? kNone
+                           : node.maximum || above(node.minimum, kLarge) ? kSome
+                                                                         : kAll;
+    const Cover negative = above(node.minimum, kMinusLarge)                   ? kNone
+                           : node.minimum || below(node.maximum, kMinusLarge) ? kSome
+                                                                              : kAll;
+    if (positive == kNone && negative == kNone) return ExprSet::kNothing;
+    if (!large_integer_magnitude_) {  // Parsed once per schema: it is large.
+      absl::StatusOr<ExprId> parsed =
+          regex::ParseEcmaRegex(LargeIntegerExponentRegex(), &pool_, regex::MatchMode::kFullMatch);
+      if (!parsed.ok()) return parsed.status();
+      large_integer_magnitude_ = *parsed;
+    }
+    const ExprId* magnitude = &*large_integer_magnitude_;
+    std::optional<ExprId> in_range;
+    auto part = [&](Cover cover, ExprId spelled) -> absl::StatusOr<ExprId> {
+      if (cover == kNone) return ExprSet::kNothing;
+      if (cover == kAll) return spelled;
+      if (!in_range) {
+        absl::StatusOr<std::string> range = NumberRangeRegex(node.minimum, node.maximum);
+        if (!range.ok()) {
+          return absl::Status(range.status().code(),
+                              absl::StrCat(range.status().message(), At(node)));
+        }
+        absl::StatusOr<ExprId> r =
+            regex::ParseEcmaRegex(*range, &pool_, regex::MatchMode::kFullMatch);
+        if (!r.ok()) return r.status();
+        in_range = *r;
+      }
+      return pool_.And(spelled, *in_range);
+    };
+    absl::StatusOr<ExprId> pos = part(positive, *magnitude);
+    if (!pos.ok()) return pos.status();
+    absl::StatusOr<ExprId> neg = part(negative, pool_.Concat(pool_.Byte('-'), *magnitude));
+    if (!neg.ok()) return neg.status();
+    return pool_.Or(*pos, *neg);
   }
 
   // The decoded strings a node's string constraints admit.
@@ -721,6 +764,7 @@ class Lowering {
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;
   absl::flat_hash_map<NodeId, NonterminalId> value_nts_;
+  std::optional<ExprId> large_integer_magnitude_;  // LargeIntegerExponentRegex().
   std::deque<std::pair<NodeId, NonterminalId>> pending_;
 };
 

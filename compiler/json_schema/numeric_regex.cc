@@ -494,9 +494,16 @@ absl::StatusOr<std::string> DecimalPlacesRegex(int places) {
   return "-?(?:(?:0|[1-9][0-9]*)(?:\\.[0-9]{1," + k + "}0*)?|" + *exponent + ")";
 }
 
-std::string IntegerExponentNumberRegex() {
-  // ExponentAtLeast(t) for t <= kMaxNonIntegerExponent cannot fail.
-  return "-?(?:" + *ExponentSpellingsWithPlaces(0) + ")";
+std::string LargeIntegerExponentRegex() {
+  std::string re;
+  for (int t = 0; t <= kMaxNonIntegerExponent; ++t) {
+    const std::string mantissa =
+        t == 0 ? "[1-9](?:\\.0+)?" : "[1-9]\\.[0-9]{" + std::to_string(t - 1) + "}[1-9]0*";
+    // ExponentAtLeast of a positive count cannot fail.
+    re += (t == 0 ? "" : "|") + mantissa + "[eE]" +
+          *ExponentAtLeast(std::max(t, kLargeIntegerExponent));
+  }
+  return "(?:" + re + ")";
 }
 
 }  // namespace maskd::json_schema

@@ -129,12 +129,17 @@ TEST(JsonSchemaExactnessTest, BranchesExcludingEveryNullOrBooleanCompile) {
 
 TEST(JsonSchemaExactnessTest, IntegerValuedFloatsAreIntegers) {
   ExpectCases({
+      // Exponent spellings from 1e16 on, where json.dumps switches to them.
       {R"({"type":"integer"})",
-       {"1", "1.0", "-0.0", "10.00", "1e+16", "1.5e+16", "-2.5e+20", "0e0"},
-       {"1.5", "1e-05", "1.25e+1", "1.", ".0", "01.0"}},
+       {"1", "1.0", "-0.0", "10.00", "1e+16", "1.5e+16", "-2.5e+20", "1.2345678901234567e+16"},
+       {"1.5", "1e-05", "1.25e+1", "1.", ".0", "01.0", "1e1", "1.23456789012345678e+16"}},
       {R"({"type":"integer","minimum":0,"maximum":10})",
-       {"10.0", "0.0", "-0.0", "1e1", "1e+00"},
-       {"11.0", "-1.0", "1e+16", "1.1e1"}},
+       {"10.0", "0.0", "-0.0", "10"},
+       {"11.0", "-1.0", "1e+16", "1e1"}},
+      {R"({"type":"integer","minimum":0})", {"1e+16", "7.0"}, {"-1e+16", "-1.0"}},
+      {R"({"type":"integer","maximum":-2e16})",
+       {"-2e+16", "-3.5e+16", "-20000000000000000.0"},
+       {"-1e+16", "-1.5e+16", "1e+16"}},
       {R"({"type":"integer","multipleOf":3,"minimum":-30,"maximum":30})",
        {"6", "6.0", "-3.00"},
        {"4.0", "6.5", "33.0"}},
