@@ -19,7 +19,7 @@
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/matcher.h"
 #include "tests/json_schema/reference_validator.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -43,7 +43,7 @@ std::string EngineVerdict(const std::shared_ptr<const CompiledGrammar>& g, const
 int Run() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
-  auto tokenizer = std::make_shared<testing::FakeTokenizer>(vocab, "bytes");
+  auto tokenizer = std::make_shared<testing::SmallVocabTokenizer>(vocab, "bytes");
   std::map<std::string, absl::StatusOr<json_schema::Schema>> references;
   std::map<std::string, absl::StatusOr<std::shared_ptr<const CompiledGrammar>>> grammars;
   json_schema::ParseOptions as_written;

@@ -10,7 +10,7 @@
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -26,7 +26,7 @@ class RollbackBoundsTest : public ::testing::Test {
   void SetUp() override {
     std::vector<std::string> vocab;
     for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
-    tokenizer_ = std::make_shared<testing::FakeTokenizer>(vocab, "bytes");
+    tokenizer_ = std::make_shared<testing::SmallVocabTokenizer>(vocab, "bytes");
     GrammarSpec spec;
     spec.kind = SpecKind::kJsonSchema;
     // Every position has its own mask: no rollback can pass by luck.
@@ -42,7 +42,7 @@ class RollbackBoundsTest : public ::testing::Test {
     return s;
   }
 
-  std::shared_ptr<testing::FakeTokenizer> tokenizer_;
+  std::shared_ptr<testing::SmallVocabTokenizer> tokenizer_;
   std::shared_ptr<const CompiledGrammar> grammar_;
 };
 
