@@ -67,6 +67,7 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
   stats->set_grammar_rules(engine.rules);
   stats->set_size_bytes(outcome->handle.grammar->SizeBytes());
   for (const std::string& keyword : engine.ignored_keywords) stats->add_ignored_keywords(keyword);
+  for (const std::string& warning : engine.warnings) stats->add_warnings(warning);
   return grpc::Status::OK;
 }
 

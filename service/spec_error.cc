@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "compiler/grammar_text/text_error.h"
 
 namespace maskd {
 namespace {
@@ -75,6 +76,15 @@ void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view s
       }
       break;
     }
+    case SpecKind::kEbnf:
+      // Grammar front ends put the position in a status payload.
+      if (auto p = grammar_text::TextErrorPosition(status); p.has_value()) {
+        v1::TextPosition* position = error->mutable_location()->mutable_text();
+        position->set_line(p->line);
+        position->set_column(p->column);
+        position->set_byte_offset(p->byte_offset);
+      }
+      break;
     default:
       break;
   }

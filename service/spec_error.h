@@ -14,7 +14,8 @@ void FillError(const absl::Status& status, v1::Error* error);
 
 // As FillError, and sets error->location from the message when it names a
 // place in a spec of `kind`: " at /a/b" (JSON Schema front end) becomes
-// json_pointer "/a/b", "offset N" (regex front end) becomes a text position.
+// json_pointer "/a/b", "offset N" (regex front end) becomes a text position;
+// grammar errors carry theirs as a payload (grammar_text/text_error.h).
 void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view spec_text,
                    v1::Error* error);
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
+#include "compiler/grammar_text/grammar_text.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
@@ -75,8 +76,12 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       return JsonSchemaIr(spec.text, options, deadline);
     case SpecKind::kBuiltinJson:
       return JsonSchemaIr("true", options, deadline);
-    case SpecKind::kEbnf:
-      return absl::UnimplementedError("EBNF/GBNF/Lark grammars are not supported yet");
+    case SpecKind::kEbnf: {
+      grammar_text::GrammarTextOptions text_options;
+      text_options.start_rule = spec.start_rule;
+      text_options.json_options = options;
+      return grammar_text::BuildGrammarTextIr(spec.text, spec.dialect, text_options);
+    }
   }
   return absl::InvalidArgumentError("unknown spec kind");
 }

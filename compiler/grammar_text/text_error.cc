@@ -1,0 +1,73 @@
+#include "compiler/grammar_text/text_error.h"
+
+#include <algorithm>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace maskd::grammar_text {
+
+TextPosition PositionOf(std::string_view text, size_t byte_offset) {
+  TextPosition p;
+  p.byte_offset = std::min(byte_offset, text.size());
+  for (size_t i = 0; i < p.byte_offset; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
+absl::Status TextError(absl::StatusCode code, std::string_view text, size_t byte_offset,
+                       std::string_view what) {
+  const TextPosition p = PositionOf(text, byte_offset);
+  // The offending line, cut to 80 bytes around the column so a one-line
+  // grammar of 1 MiB does not end up in the message.
+  const size_t line_start = text.rfind('\n', p.byte_offset == 0 ? 0 : p.byte_offset - 1);
+  size_t begin = (line_start == std::string_view::npos || p.byte_offset == 0) ? 0 : line_start + 1;
+  if (text.substr(begin, p.byte_offset - begin).find('\n') != std::string_view::npos) {
+    begin = p.byte_offset;
+  }
+  size_t end = text.find('\n', p.byte_offset);
+  if (end == std::string_view::npos) end = text.size();
+  if (p.byte_offset - begin > 40) begin = p.byte_offset - 40;
+  end = std::min(end, p.byte_offset + 40);
+  while (begin < p.byte_offset && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) ++begin;
+  while (end < text.size() && end > p.byte_offset &&
+         (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  std::string excerpt(text.substr(begin, end - begin));
+  for (char& c : excerpt) {
+    if (c == '\t' || c == '\r') c = ' ';
+  }
+  size_t caret = 0;
+  for (size_t i = begin; i < p.byte_offset; ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++caret;
+  }
+  absl::Status status(code, absl::StrCat("line ", p.line, ":", p.column, ": ", std::string(what),
+                                         "\n  ", excerpt, "\n  ", std::string(caret, ' '), "^"));
+  status.SetPayload(std::string(kLineColumnPayload),
+                    absl::Cord(absl::StrCat(p.line, ":", p.column, ":", p.byte_offset)));
+  return status;
+}
+
+std::optional<TextPosition> TextErrorPosition(const absl::Status& status) {
+  auto payload = status.GetPayload(std::string(kLineColumnPayload));
+  if (!payload.has_value()) return std::nullopt;
+  std::vector<std::string> parts = absl::StrSplit(std::string(*payload), ':');
+  TextPosition p;
+  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &p.line) ||
+      !absl::SimpleAtoi(parts[1], &p.column) || !absl::SimpleAtoi(parts[2], &p.byte_offset)) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace maskd::grammar_text
