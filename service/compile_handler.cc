@@ -52,6 +52,9 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
     } else if (request.spec().kind_case() == v1::ConstraintSpec::kRegex) {
       kind = SpecKind::kRegex;
       text = request.spec().regex();
+    } else if (request.spec().kind_case() == v1::ConstraintSpec::kGrammar) {
+      kind = SpecKind::kEbnf;
+      text = request.spec().grammar().text();
     }
     FillSpecError(outcome.status(), kind, text, response->mutable_error());
     return grpc::Status::OK;
