@@ -775,7 +775,10 @@ class LarkLowering {
     regex::ExprSet& pool = *ir_.pool;
     const regex::ExprId non_empty = pool.NonEmpty(re);
     absl::StatusOr<bool> empty = pool.IsEmpty(non_empty);
-    if (!empty.ok()) return empty.status();
+    if (!empty.ok()) {
+      return TextError(empty.status().code(), text_, at,
+                       absl::StrCat("'", std::string(name), "': ", empty.status().message()));
+    }
     Alternatives alts;
     if (!*empty) {
       const Symbol lexeme = Symbol::Lexeme(ir_.builder.AddLexeme(name, non_empty));
