@@ -38,7 +38,7 @@ double Percentile(std::vector<double> v, double p) {
 int Run(int argc, char** argv) {
   int runs = 3;
   size_t min_tokens = 200, max_tokens = 400;
-  std::vector<std::string> names = {"json", "c", "arithmetic", "chess", "json_arr", "list"};
+  std::vector<std::string> names = {"json", "chess", "list", "arithmetic", "c"};
   for (int i = 1; i < argc; ++i) {
     absl::string_view a = argv[i];
     if (absl::StartsWith(a, "--runs=")) (void)absl::SimpleAtoi(a.substr(7), &runs);
@@ -107,8 +107,25 @@ int Run(int argc, char** argv) {
           }
           pick = short_ones[rng() % short_ones.size()];
         } else {
-          pick = allowed[rng() % allowed.size()];
-          if (pick == eos) continue;
+          // A random allowed token, avoiding ones that complete the output
+          // (the sentence must reach --min_tokens).
+          pick = eos;
+          for (int attempt = 0; attempt < 20; ++attempt) {
+            const TokenId t = allowed[rng() % allowed.size()];
+            if (t == eos) continue;
+            pick = t;
+            if (!m->AcceptToken(t)) return 2;
+            if (!m->CanStop()) break;
+            if (!m->Rollback(1).ok()) return 2;
+            pick = eos;
+          }
+          if (pick == eos) {
+            for (TokenId t : allowed) pick = t != eos ? t : pick;
+            if (pick == eos) break;
+            if (!m->AcceptToken(pick)) return 2;
+          }
+          ++tokens_total;
+          continue;
         }
         if (!m->AcceptToken(pick)) return 2;
         ++tokens_total;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/grammar_text/ir_writer.h"
+#include "compiler/grammar_text/lexeme_merge.h"
 #include "compiler/grammar_text/text_cursor.h"
 #include "compiler/grammar_text/text_error.h"
 #include "compiler/regex/expr_set.h"
@@ -335,6 +336,7 @@ absl::StatusOr<GrammarIr> BuildGbnfIr(std::string_view text, GbnfFlavor flavor,
   if (absl::Status s = parser.Parse(given ? options.start_rule : "root", given); !s.ok()) {
     return s;
   }
+  MergeRegularRules(ir);
   return ir;
 }
 

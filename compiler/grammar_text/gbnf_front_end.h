@@ -4,7 +4,9 @@
 // Character level: every terminal (a code point of a string literal, a
 // character class, `.`) is its own one-code-point lexeme. UTF-8 encodings of
 // single code points are prefix-free, so the lexer's longest-match rule never
-// cuts a lexeme short and the IR's language is exactly the grammar's.
+// cuts a lexeme short and the IR's language is exactly the grammar's. Regular
+// rules then become single lexemes where that provably changes nothing
+// (lexeme_merge.h), so strings and numbers are lexed, not parsed per byte.
 //
 // Token terminals (`<[id]>`, `<token>`, `!<...>`) and XGrammar lookahead
 // assertions `(= ...)` are refused with Unimplemented naming them.

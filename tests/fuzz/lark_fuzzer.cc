@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const maskd::EbnfDialect dialect = maskd::EbnfDialect::kLark;
   maskd::grammar_text::GrammarTextOptions options;
   options.max_symbols = 20'000;  // keeps each input fast
-  absl::StatusOr<maskd::GrammarIr> ir = maskd::grammar_text::BuildGrammarTextIr(text, dialect, options);
+  absl::StatusOr<maskd::GrammarIr> ir =
+      maskd::grammar_text::BuildGrammarTextIr(text, dialect, options);
   if (!ir.ok()) {
     // Refusals of the text itself point into it (ResourceExhausted of the
     // JSON Schema front end inside %json included).

@@ -154,6 +154,23 @@ TEST(GbnfTest, NewlinesContinueAfterBarAndInsideGroups) {
   EXPECT_EQ((*g)->stats().warnings[0], "rule 'other' (line 5:1) is unreachable from 'root'");
 }
 
+TEST(GbnfTest, RegularRulesBecomeLexemesOnlyWhereExact) {
+  // json.gbnf: string, number and ws become lexemes (a handful of lexemes
+  // instead of one per character class and literal character).
+  auto json = CompileText(ReadData("json.gbnf"), EbnfDialect::kGbnf);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_LE((*json)->stats().lexemes, 16u);
+  // Here `item` as one greedy lexeme would swallow the newline root needs:
+  // it must stay character-level, and both readings of "ab \n" work.
+  auto g =
+      CompileText("root ::= item \"\\n\"\nitem ::= [a-z]+ ws\nws ::= [ \\n]*", EbnfDialect::kGbnf);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(Accepts(*g, "ab\n"));
+  EXPECT_TRUE(Accepts(*g, "ab \n\n"));
+  EXPECT_TRUE(Viable(*g, "ab\n"));
+  EXPECT_FALSE(Accepts(*g, "ab"));
+}
+
 TEST(GbnfTest, StartRuleCanBeChosen) {
   auto g = CompileText("root ::= \"a\"\nalt ::= \"b\" root", EbnfDialect::kGbnf, "alt");
   ASSERT_TRUE(g.ok()) << g.status();
