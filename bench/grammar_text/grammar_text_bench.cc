@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/tokenizer/tokenizer.h"
 
@@ -70,7 +71,7 @@ int Run(int argc, char** argv) {
     spec.dialect = EbnfDialect::kGbnf;
     spec.text = text.str();
     const auto c0 = Clock::now();
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), *tokenizer);
+    auto g = CompileGrammar(spec, CompileOptions(), *tokenizer);
     const double compile_ms = Micros(Clock::now() - c0) / 1000;
     if (!g.ok()) {
       std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(g.status().message()).c_str());

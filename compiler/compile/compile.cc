@@ -1,6 +1,8 @@
-// CompiledGrammar::Compile: the one place that knows every front end. It turns
-// a spec into grammar IR with the right front end, then hands the IR to the
-// automata stage (CompiledGrammarImpl::FromIr).
+// CompileGrammar: the one place that knows every front end. It turns a spec
+// into grammar IR with the right front end, then hands the IR to the automata
+// stage (CompiledGrammarImpl::FromIr).
+#include "compiler/compile/compile.h"
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -11,7 +13,6 @@
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
-#include "compiler/matcher/matcher.h"
 #include "compiler/regex/ecma_regex.h"
 
 namespace maskd {
@@ -28,6 +29,18 @@ absl::Status CheckDeadline(Clock::time_point deadline, const CompileOptions& opt
                                                   std::string(stage)));
 }
 
+json_schema::Whitespace JsonWhitespace(WhitespaceMode mode) {
+  switch (mode) {
+    case WhitespaceMode::kCompact:
+      return json_schema::Whitespace::kCompact;
+    case WhitespaceMode::kFlexible:
+      return json_schema::Whitespace::kFlexible;
+    case WhitespaceMode::kBounded:
+      break;
+  }
+  return json_schema::Whitespace::kBounded;
+}
+
 absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
                                        Clock::time_point deadline) {
   json_schema::ParseOptions parse;
@@ -38,17 +51,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
   json_schema::LowerOptions lower;
   lower.deadline = deadline;
-  switch (options.whitespace) {
-    case WhitespaceMode::kCompact:
-      lower.whitespace = json_schema::Whitespace::kCompact;
-      break;
-    case WhitespaceMode::kFlexible:
-      lower.whitespace = json_schema::Whitespace::kFlexible;
-      break;
-    case WhitespaceMode::kBounded:
-      lower.whitespace = json_schema::Whitespace::kBounded;
-      break;
-  }
+  lower.whitespace = JsonWhitespace(options.whitespace);
   lower.max_whitespace_run = options.max_whitespace_run;
   absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
   if (!ir.ok()) return ir.status();
@@ -79,8 +82,15 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
     case SpecKind::kEbnf: {
       grammar_text::GrammarTextOptions text_options;
       text_options.start_rule = spec.start_rule;
-      text_options.json_options = options;
-      return grammar_text::BuildGrammarTextIr(spec.text, spec.dialect, text_options);
+      text_options.json.strict_keywords = options.strict;
+      text_options.json.closed_objects = options.additional_properties_default_false;
+      text_options.json.whitespace = JsonWhitespace(options.whitespace);
+      text_options.json.max_whitespace_run = options.max_whitespace_run;
+      const grammar_text::Dialect dialect =
+          spec.dialect == EbnfDialect::kGbnf   ? grammar_text::Dialect::kGbnf
+          : spec.dialect == EbnfDialect::kLark ? grammar_text::Dialect::kLark
+                                               : grammar_text::Dialect::kXGrammarEbnf;
+      return grammar_text::BuildGrammarTextIr(spec.text, dialect, text_options);
     }
   }
   return absl::InvalidArgumentError("unknown spec kind");
@@ -88,7 +98,7 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
+absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
     const GrammarSpec& spec, const CompileOptions& options,
     std::shared_ptr<const Tokenizer> tokenizer) {
   const auto started = Clock::now();
@@ -101,8 +111,11 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
+  AutomataLimits limits;
+  limits.memory_limit_bytes = options.memory_limit_bytes;
+  limits.mask_cache_bytes = options.mask_cache_bytes;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =
-      CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), options, started);
+      CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), limits, started);
   if (!compiled.ok()) return compiled.status();
   if (absl::Status s = CheckDeadline(deadline, options, "automata construction"); !s.ok()) {
     return s;

@@ -5,14 +5,14 @@
 
 namespace maskd::grammar_text {
 
-absl::StatusOr<GrammarIr> BuildGrammarTextIr(std::string_view text, EbnfDialect dialect,
+absl::StatusOr<GrammarIr> BuildGrammarTextIr(std::string_view text, Dialect dialect,
                                              const GrammarTextOptions& options) {
   switch (dialect) {
-    case EbnfDialect::kGbnf:
+    case Dialect::kGbnf:
       return BuildGbnfIr(text, GbnfFlavor::kLlamaCpp, options);
-    case EbnfDialect::kW3cEbnf:
+    case Dialect::kXGrammarEbnf:
       return BuildGbnfIr(text, GbnfFlavor::kXGrammar, options);
-    case EbnfDialect::kLark:
+    case Dialect::kLark:
       return BuildLarkIr(text, options);
   }
   return absl::InvalidArgumentError("unknown grammar dialect");

@@ -20,10 +20,24 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "compiler/matcher/grammar_ir.h"
-#include "compiler/matcher/grammar_spec.h"
+#include "compiler/grammar/grammar_ir.h"
+#include "compiler/json_schema/lower.h"
 
 namespace maskd::grammar_text {
+
+enum class Dialect {
+  kGbnf,          // llama.cpp
+  kXGrammarEbnf,  // XGrammar's EBNF
+  kLark,          // llguidance's Lark
+};
+
+// How a Lark `%json {schema}` is read (the JSON Schema front end's options).
+struct JsonEmbedOptions {
+  bool strict_keywords = true;
+  bool closed_objects = false;
+  json_schema::Whitespace whitespace = json_schema::Whitespace::kBounded;
+  uint32_t max_whitespace_run = 32;
+};
 
 struct GrammarTextOptions {
   // Empty: the dialect's default ("root" for GBNF and EBNF, "start" for Lark).
@@ -31,11 +45,10 @@ struct GrammarTextOptions {
   // Grammar size limit: symbols in all rule bodies after expanding counted
   // repetitions (ResourceExhausted past it).
   size_t max_symbols = 1'000'000;
-  // Options for a Lark `%json {schema}` embedding.
-  CompileOptions json_options;
+  JsonEmbedOptions json;
 };
 
-absl::StatusOr<GrammarIr> BuildGrammarTextIr(std::string_view text, EbnfDialect dialect,
+absl::StatusOr<GrammarIr> BuildGrammarTextIr(std::string_view text, Dialect dialect,
                                              const GrammarTextOptions& options);
 
 }  // namespace maskd::grammar_text

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "compiler/matcher/grammar_ir.h"
+#include "compiler/grammar/grammar_ir.h"
 #include "compiler/regex/expr_set.h"
 
 namespace maskd::grammar_text {

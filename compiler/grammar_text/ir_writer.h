@@ -15,7 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "compiler/matcher/grammar_ir.h"
+#include "compiler/grammar/grammar_ir.h"
 
 namespace maskd::grammar_text {
 

@@ -868,26 +868,16 @@ class LarkLowering {
 
   absl::StatusOr<SymbolSeq> JsonSymbol(const Expr& e) {
     json_schema::ParseOptions parse;
-    parse.strict_keywords = options_.json_options.strict;
-    parse.closed_objects = options_.json_options.additional_properties_default_false;
+    parse.strict_keywords = options_.json.strict_keywords;
+    parse.closed_objects = options_.json.closed_objects;
     absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(e.text, parse);
     if (!schema.ok()) {
       return TextError(schema.status().code(), text_, e.at,
                        absl::StrCat("in %json: ", schema.status().message()));
     }
     json_schema::LowerOptions lower;
-    switch (options_.json_options.whitespace) {
-      case WhitespaceMode::kCompact:
-        lower.whitespace = json_schema::Whitespace::kCompact;
-        break;
-      case WhitespaceMode::kFlexible:
-        lower.whitespace = json_schema::Whitespace::kFlexible;
-        break;
-      case WhitespaceMode::kBounded:
-        lower.whitespace = json_schema::Whitespace::kBounded;
-        break;
-    }
-    lower.max_whitespace_run = options_.json_options.max_whitespace_run;
+    lower.whitespace = options_.json.whitespace;
+    lower.max_whitespace_run = options_.json.max_whitespace_run;
     absl::StatusOr<GrammarIr> json = json_schema::LowerSchema(*schema, lower);
     if (!json.ok()) {
       return TextError(json.status().code(), text_, e.at,

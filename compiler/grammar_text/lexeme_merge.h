@@ -16,7 +16,7 @@
 #define MASKD_COMPILER_GRAMMAR_TEXT_LEXEME_MERGE_H_
 
 #include "absl/status/status.h"
-#include "compiler/matcher/grammar_ir.h"
+#include "compiler/grammar/grammar_ir.h"
 
 namespace maskd::grammar_text {
 

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
-#include "absl/strings/cord.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "compiler/errors/spec_location.h"
 
 namespace maskd::grammar_text {
 
@@ -51,22 +49,18 @@ absl::Status TextError(absl::StatusCode code, std::string_view text, size_t byte
   for (size_t i = begin; i < p.byte_offset; ++i) {
     if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++caret;
   }
-  absl::Status status(code, absl::StrCat("line ", p.line, ":", p.column, ": ", std::string(what),
-                                         "\n  ", excerpt, "\n  ", std::string(caret, ' '), "^"));
-  status.SetPayload(std::string(kLineColumnPayload),
-                    absl::Cord(absl::StrCat(p.line, ":", p.column, ":", p.byte_offset)));
-  return status;
+  const absl::Status status(
+      code, absl::StrCat("line ", p.line, ":", p.column, ": ", std::string(what), "\n  ", excerpt,
+                         "\n  ", std::string(caret, ' '), "^"));
+  return WithLineColumn(status, p.line, p.column);
 }
 
 std::optional<TextPosition> TextErrorPosition(const absl::Status& status) {
-  auto payload = status.GetPayload(std::string(kLineColumnPayload));
-  if (!payload.has_value()) return std::nullopt;
-  std::vector<std::string> parts = absl::StrSplit(std::string(*payload), ':');
+  std::optional<std::pair<uint32_t, uint32_t>> at = LineColumnOf(status);
+  if (!at.has_value()) return std::nullopt;
   TextPosition p;
-  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &p.line) ||
-      !absl::SimpleAtoi(parts[1], &p.column) || !absl::SimpleAtoi(parts[2], &p.byte_offset)) {
-    return std::nullopt;
-  }
+  p.line = at->first;
+  p.column = at->second;
   return p;
 }
 

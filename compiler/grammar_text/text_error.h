@@ -1,7 +1,7 @@
 // Errors that point into a grammar text: "line L:C: what" plus the offending
-// line with a caret under the column, and the position as an absl::Status
-// payload (kLineColumnPayload, "LINE:COLUMN:BYTE_OFFSET") so the service can
-// fill CompileResponse.error.location without parsing the message.
+// line with a caret under the column, and the position as the
+// maskd/line-column payload (compiler/errors/spec_location.h), which the
+// service copies into CompileResponse.error.location.
 #ifndef MASKD_COMPILER_GRAMMAR_TEXT_TEXT_ERROR_H_
 #define MASKD_COMPILER_GRAMMAR_TEXT_TEXT_ERROR_H_
 
@@ -15,8 +15,6 @@
 
 namespace maskd::grammar_text {
 
-inline constexpr std::string_view kLineColumnPayload = "maskd/line-column";
-
 struct TextPosition {
   uint32_t line = 1;    // 1-based
   uint32_t column = 1;  // 1-based, in code points
@@ -29,7 +27,7 @@ TextPosition PositionOf(std::string_view text, size_t byte_offset);
 absl::Status TextError(absl::StatusCode code, std::string_view text, size_t byte_offset,
                        std::string_view what);
 
-// The position a TextError carries, if `status` has one.
+// The (line, column) a TextError carries, if `status` has one.
 std::optional<TextPosition> TextErrorPosition(const absl::Status& status);
 
 }  // namespace maskd::grammar_text

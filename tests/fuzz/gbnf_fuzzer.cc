@@ -17,8 +17,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const maskd::EbnfDialect dialect =
-      (data[0] & 1) != 0 ? maskd::EbnfDialect::kW3cEbnf : maskd::EbnfDialect::kGbnf;
+  const maskd::grammar_text::Dialect dialect = (data[0] & 1) != 0
+                                                   ? maskd::grammar_text::Dialect::kXGrammarEbnf
+                                                   : maskd::grammar_text::Dialect::kGbnf;
   maskd::grammar_text::GrammarTextOptions options;
   options.max_symbols = 20'000;  // keeps each input fast
   absl::StatusOr<maskd::GrammarIr> ir =

@@ -17,7 +17,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const maskd::EbnfDialect dialect = maskd::EbnfDialect::kLark;
+  const maskd::grammar_text::Dialect dialect = maskd::grammar_text::Dialect::kLark;
   maskd::grammar_text::GrammarTextOptions options;
   options.max_symbols = 20'000;  // keeps each input fast
   absl::StatusOr<maskd::GrammarIr> ir =

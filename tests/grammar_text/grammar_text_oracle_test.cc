@@ -14,14 +14,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 
 constexpr uint32_t kInf = ~0u;
 
@@ -346,14 +347,14 @@ TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
       for (size_t i = 0; i < len; ++i) s.push_back(static_cast<char>('a' + rng() % 3));
       vocab.insert(s);
     }
-    auto tok = std::make_shared<FakeTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
-                                               absl::StrCat("gt-oracle-", seed));
+    auto tok = std::make_shared<SmallVocabTokenizer>(
+        std::vector<std::string>(vocab.begin(), vocab.end()), absl::StrCat("gt-oracle-", seed));
     GrammarSpec spec;
     spec.kind = SpecKind::kEbnf;
     spec.dialect = dialect;
     spec.text = text;
     spec.start_rule = "r0";
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+    auto g = CompileGrammar(spec, CompileOptions(), tok);
     if (!g.ok()) {
       EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
       EXPECT_NE(g.status().message().find("matches nothing"), std::string::npos) << g.status();

@@ -7,35 +7,36 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/grammar_text/grammar_text.h"
 #include "compiler/grammar_text/text_error.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
 using grammar_text::TextErrorPosition;
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 
-std::shared_ptr<FakeTokenizer> ByteVocab() {
+std::shared_ptr<SmallVocabTokenizer> ByteVocab() {
   // Every byte as a token, so any text can be fed token by token.
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
-  return std::make_shared<FakeTokenizer>(vocab, "bytes");
+  return std::make_shared<SmallVocabTokenizer>(vocab, "bytes");
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileText(std::string_view text,
                                                                    EbnfDialect dialect,
                                                                    std::string start = "") {
-  static const auto* vocab = new std::shared_ptr<FakeTokenizer>(ByteVocab());
+  static const auto* vocab = new std::shared_ptr<SmallVocabTokenizer>(ByteVocab());
   GrammarSpec spec;
   spec.kind = SpecKind::kEbnf;
   spec.dialect = dialect;
   spec.text = std::string(text);
   spec.start_rule = std::move(start);
-  return CompiledGrammar::Compile(spec, CompileOptions(), *vocab);
+  return CompileGrammar(spec, CompileOptions(), *vocab);
 }
 
 // Whether `s` is a whole sentence of the grammar.
