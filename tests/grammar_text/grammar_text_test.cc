@@ -106,6 +106,26 @@ INSTANTIATE_TEST_SUITE_P(
                  {"[]", "[\n{\"a\": 1}]\n"}},
         DataCase{"list.gbnf", {"- a\n", "- one\n- two\n"}, {"", "- \n", "-a\n", "- a"}}));
 
+TEST(GrammarExamplesTest, TheReadmeExamplesCompileAndAcceptASentence) {
+  const std::string dir = std::string(MASKD_GRAMMAR_TEXT_DATA) + "/../../../scripts/examples/";
+  const struct {
+    const char* file;
+    EbnfDialect dialect;
+    const char* sentence;
+  } examples[] = {{"chess.gbnf", EbnfDialect::kGbnf, "1. e4 e5\n2. Nf3 Nc6\n"},
+                  {"call.lark", EbnfDialect::kLark, "weather({\"city\": \"Oslo\"})"},
+                  {"list.ebnf", EbnfDialect::kW3cEbnf, "[1, -20,0]"}};
+  for (const auto& e : examples) {
+    std::ifstream in(dir + e.file);
+    std::stringstream text;
+    text << in.rdbuf();
+    ASSERT_FALSE(text.str().empty()) << e.file;
+    auto g = CompileText(text.str(), e.dialect);
+    ASSERT_TRUE(g.ok()) << e.file << ": " << g.status();
+    EXPECT_TRUE(Accepts(*g, e.sentence)) << e.file;
+  }
+}
+
 TEST(GbnfTest, RepetitionForms) {
   auto g = CompileText("root ::= \"a\"{2} \"b\"{1,} \"c\"{,2} \"d\"{1,3} (\"e\" \"f\"){0,1}",
                        EbnfDialect::kGbnf);
