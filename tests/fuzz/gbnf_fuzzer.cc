@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  maskd::CompileOptions compile;
+  maskd::AutomataLimits compile;
   compile.memory_limit_bytes = 64 << 20;
   auto g = maskd::CompiledGrammarImpl::FromIr(*std::move(ir), maskd::fuzz::FuzzVocab(), compile,
                                               std::chrono::steady_clock::now());
