@@ -53,6 +53,9 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
     } else if (request.spec().kind_case() == v1::ConstraintSpec::kRegex) {
       kind = SpecKind::kRegex;
       text = request.spec().regex();
+    } else if (request.spec().kind_case() == v1::ConstraintSpec::kGrammar) {
+      kind = SpecKind::kEbnf;
+      text = request.spec().grammar().text();
     }
     FillSpecError(outcome.status(), kind, text, response->mutable_error());
     return grpc::Status::OK;
@@ -68,6 +71,7 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
   stats->set_grammar_rules(engine.rules);
   stats->set_size_bytes(outcome->handle.grammar->SizeBytes());
   for (const std::string& keyword : engine.ignored_keywords) stats->add_ignored_keywords(keyword);
+  for (const std::string& warning : engine.warnings) stats->add_warnings(warning);
   return grpc::Status::OK;
 }
 

@@ -58,6 +58,7 @@ absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
     case v1::ConstraintSpec::kGrammar:
       out.kind = SpecKind::kEbnf;
       out.text = spec.grammar().text();
+      out.start_rule = spec.grammar().start_rule();
       switch (spec.grammar().dialect()) {
         case v1::GRAMMAR_DIALECT_GBNF:
           out.dialect = EbnfDialect::kGbnf;

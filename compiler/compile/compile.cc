@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
+#include "compiler/grammar_text/grammar_text.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
@@ -28,6 +29,18 @@ absl::Status CheckDeadline(Clock::time_point deadline, const CompileOptions& opt
                                                   std::string(stage)));
 }
 
+json_schema::Whitespace JsonWhitespace(WhitespaceMode mode) {
+  switch (mode) {
+    case WhitespaceMode::kCompact:
+      return json_schema::Whitespace::kCompact;
+    case WhitespaceMode::kFlexible:
+      return json_schema::Whitespace::kFlexible;
+    case WhitespaceMode::kBounded:
+      break;
+  }
+  return json_schema::Whitespace::kBounded;
+}
+
 absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
                                        Clock::time_point deadline) {
   json_schema::ParseOptions parse;
@@ -38,17 +51,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
   json_schema::LowerOptions lower;
   lower.deadline = deadline;
-  switch (options.whitespace) {
-    case WhitespaceMode::kCompact:
-      lower.whitespace = json_schema::Whitespace::kCompact;
-      break;
-    case WhitespaceMode::kFlexible:
-      lower.whitespace = json_schema::Whitespace::kFlexible;
-      break;
-    case WhitespaceMode::kBounded:
-      lower.whitespace = json_schema::Whitespace::kBounded;
-      break;
-  }
+  lower.whitespace = JsonWhitespace(options.whitespace);
   lower.max_whitespace_run = options.max_whitespace_run;
   absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
   if (!ir.ok()) return ir.status();
@@ -76,8 +79,19 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       return JsonSchemaIr(spec.text, options, deadline);
     case SpecKind::kBuiltinJson:
       return JsonSchemaIr("true", options, deadline);
-    case SpecKind::kEbnf:
-      return absl::UnimplementedError("EBNF/GBNF/Lark grammars are not supported yet");
+    case SpecKind::kEbnf: {
+      grammar_text::GrammarTextOptions text_options;
+      text_options.start_rule = spec.start_rule;
+      text_options.json.strict_keywords = options.strict;
+      text_options.json.closed_objects = options.additional_properties_default_false;
+      text_options.json.whitespace = JsonWhitespace(options.whitespace);
+      text_options.json.max_whitespace_run = options.max_whitespace_run;
+      const grammar_text::Dialect dialect =
+          spec.dialect == EbnfDialect::kGbnf   ? grammar_text::Dialect::kGbnf
+          : spec.dialect == EbnfDialect::kLark ? grammar_text::Dialect::kLark
+                                               : grammar_text::Dialect::kXGrammarEbnf;
+      return grammar_text::BuildGrammarTextIr(spec.text, dialect, text_options);
+    }
   }
   return absl::InvalidArgumentError("unknown spec kind");
 }

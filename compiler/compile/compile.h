@@ -26,6 +26,8 @@ enum class SpecKind {
   kBuiltinJson,  // any JSON value
 };
 
+// kW3cEbnf: the EBNF that XGrammar reads (GBNF notation; see
+// compiler/grammar_text/gbnf_front_end.h).
 enum class EbnfDialect { kGbnf, kLark, kW3cEbnf };
 
 // Whitespace the JSON front ends allow between JSON tokens.
@@ -64,6 +66,9 @@ struct GrammarSpec {
   SpecKind kind = SpecKind::kBuiltinJson;
   EbnfDialect dialect = EbnfDialect::kGbnf;
   std::string text;
+  // kEbnf: the rule to start from; empty: the dialect's default ("root" for
+  // GBNF and EBNF, "start" for Lark).
+  std::string start_rule;
   std::vector<std::string> choices;
 };
 

@@ -102,6 +102,7 @@ class GrammarBuilder {
   NonterminalId start() const { return start_; }
 
   size_t num_lexemes() const { return lexemes_.size(); }
+  const LexemeInfo& lexeme(LexemeId id) const { return lexemes_[id]; }
   size_t num_nonterminals() const { return nonterminal_names_.size(); }
   size_t num_rules() const { return rules_.size(); }
   const std::vector<Rule>& rules() const { return rules_; }

@@ -32,6 +32,9 @@ struct CompileStats {
   uint32_t rules = 0;
   // JSON Schema keywords skipped in permissive mode, as "keyword at /pointer".
   std::vector<std::string> ignored_keywords;
+  // What a front end accepted but flags (a grammar rule the start rule
+  // cannot reach), e.g. "rule 'x' (line 3:1) is unreachable from 'root'".
+  std::vector<std::string> warnings;
 };
 
 class CompiledGrammar {

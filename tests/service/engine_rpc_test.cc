@@ -206,13 +206,94 @@ TEST_F(EngineRpcTest, CompilesEverySpecKind) {
   }
   EXPECT_EQ(std::set<std::string>(handles.begin(), handles.end()).size(), handles.size());
 
-  // No grammar front end in the engine yet: a spec error, not a failed RPC.
-  v1::CompileRequest gbnf = SchemaRequest("");
-  gbnf.mutable_spec()->mutable_grammar()->set_dialect(v1::GRAMMAR_DIALECT_GBNF);
-  gbnf.mutable_spec()->mutable_grammar()->set_text("root ::= \"a\"");
-  v1::CompileResponse response = Compile(gbnf);
+  // Grammars in each dialect; a bad one is a spec error with its line and
+  // column, not a failed RPC.
+  for (const auto& [dialect, text] : std::vector<std::pair<v1::GrammarDialect, std::string>>{
+           {v1::GRAMMAR_DIALECT_GBNF, "root ::= \"a\" [0-9]+"},
+           {v1::GRAMMAR_DIALECT_LARK, "start: \"a\" NUM\nNUM: /[0-9]+/"},
+           {v1::GRAMMAR_DIALECT_EBNF, "root ::= \"a\" digit+\ndigit ::= [0-9]"}}) {
+    v1::CompileRequest grammar = SchemaRequest("");
+    grammar.mutable_spec()->mutable_grammar()->set_dialect(dialect);
+    grammar.mutable_spec()->mutable_grammar()->set_text(text);
+    v1::CompileResponse response = Compile(grammar);
+    ASSERT_TRUE(response.has_grammar()) << text << ": " << response.DebugString();
+    EXPECT_GT(response.grammar().stats().grammar_rules(), 0u);
+  }
+  v1::CompileRequest bad = SchemaRequest("");
+  bad.mutable_spec()->mutable_grammar()->set_dialect(v1::GRAMMAR_DIALECT_GBNF);
+  bad.mutable_spec()->mutable_grammar()->set_text("root ::= \"a\" |\n  item\nother ::= \"b\"");
+  v1::CompileResponse response = Compile(bad);
   ASSERT_TRUE(response.has_error()) << response.DebugString();
-  EXPECT_EQ(response.error().code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(response.error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response.error().message(), HasSubstr("undefined rule 'item'"));
+  EXPECT_EQ(response.error().location().text().line(), 2u);
+  EXPECT_EQ(response.error().location().text().column(), 3u);
+  EXPECT_EQ(response.error().location().text().byte_offset(), 17u);
+  // An unreachable rule is a warning in the stats; the start rule is chosen.
+  v1::CompileRequest other = bad;
+  other.mutable_spec()->mutable_grammar()->set_text("root ::= \"a\"\nother ::= \"b\"");
+  other.mutable_spec()->mutable_grammar()->set_start_rule("root");
+  response = Compile(other);
+  ASSERT_TRUE(response.has_grammar()) << response.DebugString();
+  ASSERT_EQ(response.grammar().stats().warnings_size(), 1);
+  EXPECT_EQ(response.grammar().stats().warnings(0),
+            "rule 'other' (line 2:1) is unreachable from 'root'");
+  other.mutable_spec()->mutable_grammar()->set_start_rule("other");
+  EXPECT_NE(CompileHandle(other), response.grammar().handle());
+}
+
+TEST_F(EngineRpcTest, GrammarSessionsOpenedInlineEqualTheInProcessMatcher) {
+  struct Case {
+    v1::GrammarDialect wire;
+    EbnfDialect engine;
+    std::string text, sentence;
+  };
+  const std::vector<Case> cases = {
+      {v1::GRAMMAR_DIALECT_GBNF, EbnfDialect::kGbnf,
+       "root ::= \"1. \" move \" \" move \"\\n\"\nmove ::= [a-h] [1-8] | [NBRQK] [a-h] [1-8]",
+       "1. e4 Nf6\n"},
+      {v1::GRAMMAR_DIALECT_LARK, EbnfDialect::kLark,
+       "start: \"call(\" NAME (\",\" NAME)* \")\"\nNAME: /[a-z_]+/\n%import common.WS\n%ignore WS",
+       "call(alpha, beta_x)"},
+      {v1::GRAMMAR_DIALECT_EBNF, EbnfDialect::kW3cEbnf,
+       "root ::= \"[\" num (\", \" num)* \"]\"\nnum ::= [1-9] [0-9]*", "[12, 7, 300]"}};
+  int sequence = 500;
+  for (const Case& c : cases) {
+    GrammarSpec spec;
+    spec.kind = SpecKind::kEbnf;
+    spec.dialect = c.engine;
+    spec.text = c.text;
+    auto grammar = CompileGrammar(spec, CompileOptions(), *tokenizer_);
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    auto local = Matcher::Create(*grammar);
+
+    Stream stream(stub_.get());
+    v1::StepRequest open;
+    v1::SequenceOp* op = open.add_ops();
+    op->set_sequence_id(++sequence);
+    *op->mutable_open()->mutable_compile() = SchemaRequest("");
+    op->mutable_open()->mutable_compile()->mutable_spec()->mutable_grammar()->set_dialect(c.wire);
+    op->mutable_open()->mutable_compile()->mutable_spec()->mutable_grammar()->set_text(c.text);
+    v1::StepResponse response;
+    ASSERT_TRUE(stream.Step(open, &response));
+    ASSERT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+    EXPECT_EQ(DecodeMask(response.results(0).mask()), LocalMask(*local)) << c.text;
+    const std::vector<TokenId> tokens = tokenizer().Encode(c.sentence);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      v1::StepRequest step;
+      Advance(step, sequence)->add_tokens(tokens[i]);
+      ASSERT_TRUE(stream.Step(step, &response));
+      const v1::SequenceResult& result = response.results(0);
+      ASSERT_FALSE(result.has_error())
+          << c.text << " token " << i << ": " << result.error().message();
+      ASSERT_TRUE(local->AcceptToken(tokens[i])) << c.text << " token " << i;
+      EXPECT_EQ(DecodeMask(result.mask()), LocalMask(*local)) << c.text << " after token " << i;
+    }
+    EXPECT_EQ(response.results(0).stop(),
+              local->MustStop() ? v1::STOP_STATUS_MUST_STOP : v1::STOP_STATUS_MAY_STOP)
+        << c.text;
+    EXPECT_TRUE(stream.Close().ok());
+  }
 }
 
 TEST_F(EngineRpcTest, HandlesAreContentHashesAndRepeatsHitTheCache) {
