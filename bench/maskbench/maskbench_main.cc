@@ -32,6 +32,9 @@ ABSL_FLAG(double, time_limit_s, 30, "per-schema time limit; past it the schema i
 ABSL_FLAG(int, threads, 1, "schemas run in parallel (timings are per thread)");
 ABSL_FLAG(bool, strict, false,
           "unknown JSON Schema keywords are compile errors (default: ignored, as validators do)");
+ABSL_FLAG(std::string, property_order, "schema",
+          "object keys in 'schema' order or in 'any' order (each declared key at most once), "
+          "as MaskBench's instances, written by json.dumps from parsed documents, may have them");
 ABSL_FLAG(std::string, summary_json, "", "write the table's numbers as one JSON object here");
 ABSL_FLAG(std::string, results, "", "write one JSON line per schema (verdict, reason) here");
 
@@ -87,6 +90,13 @@ int Main() {
       cases->size(), absl::GetFlag(FLAGS_sample) ? absl::GetFlag(FLAGS_sample) : cases->size());
   RunOptions options;
   options.compile.strict = absl::GetFlag(FLAGS_strict);
+  if (absl::GetFlag(FLAGS_property_order) == "any") {
+    options.compile.property_order = PropertyOrder::kAnyOrder;
+  } else if (absl::GetFlag(FLAGS_property_order) != "schema") {
+    std::fprintf(stderr, "maskbench: --property_order must be 'schema' or 'any', not '%s'\n",
+                 absl::GetFlag(FLAGS_property_order).c_str());
+    return 2;
+  }
   options.time_limit =
       std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_time_limit_s) * 1000));
 
@@ -172,6 +182,7 @@ int Main() {
   const double peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
 
   nlohmann::ordered_json summary;
+  summary["property_order"] = absl::GetFlag(FLAGS_property_order);
   summary["schemas"] = results.size();
   summary["with_tests"] = with_tests;
   summary["passing"] = passing;

@@ -49,6 +49,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
       break;
   }
   lower.max_whitespace_run = options.max_whitespace_run;
+  lower.any_order_properties = options.property_order == PropertyOrder::kAnyOrder;
   absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
   if (!ir.ok()) return ir.status();
   for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/json_schema/any_order_members.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -221,6 +222,7 @@ class Lowering {
         return out;
       }
       case JsonValue::Kind::kObject: {
+        if (options_.any_order_properties && v.members().size() > 1) return AnyOrderConst(v, node);
         std::vector<Symbol> out = {Literal("{")};
         for (size_t i = 0; i < v.members().size(); ++i) {
           if (i > 0) out.push_back(Literal(","));
@@ -234,6 +236,30 @@ class Lowering {
       }
     }
     return Unsupported("an enum value of unknown kind", node);
+  }
+
+  // A const/enum object whose members may come in any order: JSON Schema
+  // compares objects as unordered maps.
+  absl::StatusOr<std::vector<Symbol>> AnyOrderConst(const JsonValue& v, const SchemaNode& node) {
+    AnyOrderMembersSpec members;
+    for (const auto& [key, value] : v.members()) {
+      absl::StatusOr<std::vector<Symbol>> member = Const(value, node);
+      if (!member.ok()) return member.status();
+      NonterminalId value_nt = builder_.FreshNonterminal("const" + node.pointer);
+      Rule(value_nt, *std::move(member));
+      members.declared.push_back({Key(key), Symbol::Nonterminal(value_nt), /*required=*/true});
+    }
+    members.comma = Literal(",");
+    members.close = Literal("}");
+    members.nothing = Symbol::Nonterminal(nothing_);
+    members.max_states = options_.max_any_order_states;
+    members.name = "const" + node.pointer;
+    absl::StatusOr<NonterminalId> rest = AddAnyOrderMembers(builder_, members);
+    if (!rest.ok()) {
+      return absl::Status(rest.status().code(), absl::StrCat(rest.status().message(),
+                                                             " (an enum/const object)", At(node)));
+    }
+    return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(*rest)};
   }
 
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
@@ -548,6 +574,29 @@ class Lowering {
       absl::StatusOr<Symbol> key = KeyClass(other_keys, node);
       if (!key.ok()) return key.status();
       extras.push_back({*key, additional});
+    }
+
+    if (options_.any_order_properties) {
+      AnyOrderMembersSpec members;
+      for (const Declared& d : declared) {
+        members.declared.push_back({Key(d.key), Symbol::Nonterminal(Value(d.value)), d.required});
+      }
+      for (const Extra& extra : extras) {
+        members.extras.push_back({extra.key, Symbol::Nonterminal(Value(extra.value))});
+      }
+      members.comma = Literal(",");
+      members.close = Literal("}");
+      members.nothing = Symbol::Nonterminal(nothing_);
+      members.min_properties = node.min_properties;
+      members.max_properties = node.max_properties;
+      members.max_states = options_.max_any_order_states;
+      members.name = "members" + node.pointer;
+      absl::StatusOr<NonterminalId> rest = AddAnyOrderMembers(builder_, members);
+      if (!rest.ok()) {
+        return absl::Status(rest.status().code(), absl::StrCat(rest.status().message(), At(node)));
+      }
+      Rule(nt, {Literal("{"), Symbol::Nonterminal(*rest)});
+      return absl::OkStatus();
     }
 
     // States (i, c): declared keys before i are settled, c members written
