@@ -137,8 +137,8 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
       out.property_order = PropertyOrder::kSchemaOrder;
       break;
     case v1::PROPERTY_ORDER_ANY_ORDER:
-      return absl::UnimplementedError(
-          "options.property_order ANY_ORDER is not supported by the engine yet; use SCHEMA_ORDER");
+      out.property_order = PropertyOrder::kAnyOrder;
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("options.property_order ", in.property_order(),
                                                      " is not a known PropertyOrder"));

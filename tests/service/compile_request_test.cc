@@ -42,6 +42,13 @@ TEST(CompileRequestTest, HandleIsAStableContentHash) {
   bounded.mutable_options()->set_max_whitespace_run(32);
   bounded.mutable_options()->set_unknown_keywords(v1::UNKNOWN_KEYWORD_POLICY_STRICT);
   EXPECT_EQ(Handle(bounded), a);
+  // Any-order properties are another language, so another handle.
+  v1::CompileRequest any_order = Schema(R"({"type":"integer"})");
+  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
+  absl::StatusOr<CompileJob> any_order_job = TranslateCompileRequest(any_order, {});
+  ASSERT_TRUE(any_order_job.ok()) << any_order_job.status();
+  EXPECT_EQ(any_order_job->options.property_order, PropertyOrder::kAnyOrder);
+  EXPECT_NE(any_order_job->handle, a);
   // Limits do not change the grammar.
   v1::CompileRequest limited = Schema(R"({"type":"integer"})");
   limited.mutable_options()->mutable_compile_time_limit()->set_seconds(1);
@@ -102,10 +109,6 @@ TEST(CompileRequestTest, RefusesWithTheFittingCode) {
   EXPECT_EQ(TranslateCompileRequest(bad_enum, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 
-  v1::CompileRequest any_order = Schema("{}");
-  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
-  EXPECT_EQ(TranslateCompileRequest(any_order, {}).status().code(),
-            absl::StatusCode::kUnimplemented);
   v1::CompileRequest depth = Schema("{}");
   depth.mutable_options()->set_max_recursion_depth(3);
   EXPECT_EQ(TranslateCompileRequest(depth, {}).status().code(), absl::StatusCode::kUnimplemented);
