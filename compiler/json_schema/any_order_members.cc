@@ -53,6 +53,18 @@ absl::StatusOr<NonterminalId> AddAnyOrderMembers(GrammarBuilder& builder,
     pending.push_back(s);
     return id;
   };
+  // Distinct keys are finite without other keys: fewer than minProperties
+  // of them leave no instance (the grammar alone would repeat a key).
+  const bool other_keys = std::any_of(spec.extras.begin(), spec.extras.end(),
+                                      [](const auto& e) { return e.key.is_lexeme(); });
+  const size_t usable =
+      static_cast<size_t>(std::count_if(spec.declared.begin(), spec.declared.end(),
+                                        [&](const auto& d) { return d.value != spec.nothing; }));
+  if (!other_keys && spec.min_properties > usable) {
+    const NonterminalId none = builder.FreshNonterminal(spec.name);
+    builder.AddRule(none, {spec.nothing});
+    return none;
+  }
   State first;
   first.written.assign(n, false);
   absl::StatusOr<NonterminalId> start = nonterminal(first);
@@ -70,31 +82,30 @@ absl::StatusOr<NonterminalId> AddAnyOrderMembers(GrammarBuilder& builder,
     if (complete) builder.AddRule(lhs, {spec.close});
     if (spec.max_properties && s.count >= *spec.max_properties) continue;
     const uint64_t next_count = std::min(s.count + 1, cap);
-    auto member = [&](Symbol key, Symbol value, const State& next) -> absl::Status {
+    auto member = [&](Symbol key, Symbol comma_key, Symbol value,
+                      const State& next) -> absl::Status {
       absl::StatusOr<NonterminalId> rest = nonterminal(next);
       if (!rest.ok()) return rest.status();
-      std::vector<Symbol> rhs;
-      if (s.count > 0) rhs.push_back(spec.comma);
-      rhs.push_back(key);
-      rhs.push_back(value);
-      rhs.push_back(Symbol::Nonterminal(*rest));
-      builder.AddRule(lhs, std::move(rhs));
+      builder.AddRule(lhs, {s.count > 0 ? comma_key : key, value, Symbol::Nonterminal(*rest)});
       return absl::OkStatus();
     };
     for (size_t i = 0; i < n; ++i) {
       if (s.written[i]) continue;
       State next = s;
-      next.written[i] = true;
+      // Only required keys are tracked here; that an optional key comes at
+      // most once is the parser's check (LexemeRole::kUniqueKey).
+      next.written[i] = spec.declared[i].required;
       next.count = next_count;
-      if (absl::Status st = member(spec.declared[i].key, spec.declared[i].value, next); !st.ok()) {
-        return st;
-      }
+      const AnyOrderMembersSpec::Declared& d = spec.declared[i];
+      if (absl::Status st = member(d.key, d.comma_key, d.value, next); !st.ok()) return st;
     }
     if (!spec.extras.empty()) {
       State next = s;
       next.count = next_count;
       for (const AnyOrderMembersSpec::Extra& extra : spec.extras) {
-        if (absl::Status st = member(extra.key, extra.value, next); !st.ok()) return st;
+        if (absl::Status st = member(extra.key, extra.comma_key, extra.value, next); !st.ok()) {
+          return st;
+        }
       }
     }
   }
