@@ -35,6 +35,9 @@ ABSL_FLAG(bool, strict, false,
 ABSL_FLAG(std::string, property_order, "schema",
           "object keys in 'schema' order or in 'any' order (each declared key at most once), "
           "as MaskBench's instances, written by json.dumps from parsed documents, may have them");
+ABSL_FLAG(std::string, unknown_formats, "refuse",
+          "JSON Schema formats without an exact language: 'refuse' the schema or 'ignore' "
+          "them (plain strings)");
 ABSL_FLAG(std::string, summary_json, "", "write the table's numbers as one JSON object here");
 ABSL_FLAG(std::string, results, "", "write one JSON line per schema (verdict, reason) here");
 
@@ -95,6 +98,13 @@ int Main() {
   } else if (absl::GetFlag(FLAGS_property_order) != "schema") {
     std::fprintf(stderr, "maskbench: --property_order must be 'schema' or 'any', not '%s'\n",
                  absl::GetFlag(FLAGS_property_order).c_str());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_unknown_formats) == "ignore") {
+    options.compile.unknown_formats = UnknownFormats::kIgnore;
+  } else if (absl::GetFlag(FLAGS_unknown_formats) != "refuse") {
+    std::fprintf(stderr, "maskbench: --unknown_formats must be 'refuse' or 'ignore', not '%s'\n",
+                 absl::GetFlag(FLAGS_unknown_formats).c_str());
     return 2;
   }
   options.time_limit =
@@ -183,6 +193,7 @@ int Main() {
 
   nlohmann::ordered_json summary;
   summary["property_order"] = absl::GetFlag(FLAGS_property_order);
+  summary["unknown_formats"] = absl::GetFlag(FLAGS_unknown_formats);
   summary["schemas"] = results.size();
   summary["with_tests"] = with_tests;
   summary["passing"] = passing;

@@ -1,58 +1,32 @@
 #include "compiler/json_schema/any_order_members.h"
 
 #include <algorithm>
-#include <deque>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace maskd::json_schema {
-namespace {
-
-// A member state: which declared keys are written, and how many members
-// (capped where counting stops mattering).
-struct State {
-  std::vector<bool> written;
-  uint64_t count = 0;
-
-  std::string Key() const {
-    std::string key(written.size() + sizeof(count), '\0');
-    for (size_t i = 0; i < written.size(); ++i) key[i] = written[i] ? '1' : '0';
-    for (size_t b = 0; b < sizeof(count); ++b) {
-      key[written.size() + b] = static_cast<char>((count >> (8 * b)) & 0xff);
-    }
-    return key;
-  }
-};
-
-}  // namespace
 
 absl::StatusOr<NonterminalId> AddAnyOrderMembers(GrammarBuilder& builder,
                                                  const AnyOrderMembersSpec& spec) {
   const size_t n = spec.declared.size();
+  const uint64_t required = static_cast<uint64_t>(std::count_if(
+      spec.declared.begin(), spec.declared.end(), [](const auto& d) { return d.required; }));
   // Members beyond max(min, max)Properties need no count of their own: past
   // maxProperties nothing may come, past minProperties the count is settled.
   const bool counting = spec.min_properties > 0 || spec.max_properties.has_value();
   const uint64_t cap = counting ? std::max<uint64_t>(1, spec.max_properties ? *spec.max_properties
                                                                             : spec.min_properties)
                                 : 1;
-  absl::flat_hash_map<std::string, NonterminalId> ids;
-  std::deque<State> pending;
-  auto nonterminal = [&](const State& s) -> absl::StatusOr<NonterminalId> {
-    const std::string key = s.Key();
-    if (auto it = ids.find(key); it != ids.end()) return it->second;
-    if (ids.size() >= spec.max_states) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("any-order properties: ", n, " declared keys need more than ",
-                       spec.max_states, " member states (one per set of keys written)"));
-    }
-    const NonterminalId id = builder.FreshNonterminal(spec.name);
-    ids.emplace(key, id);
-    pending.push_back(s);
-    return id;
-  };
+  // State (r, c): r required keys and c members (capped) written. Since the
+  // parser lets no key come twice, r == required means all are present.
+  const uint64_t states = (required + 1) * (cap + 1);
+  if (states > spec.max_states) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("any-order properties: ", required, " required keys and member counts up to ",
+                     cap, " need ", states, " member states (at most ", spec.max_states, ")"));
+  }
   // Distinct keys are finite without other keys: fewer than minProperties
   // of them leave no instance (the grammar alone would repeat a key).
   const bool other_keys = std::any_of(spec.extras.begin(), spec.extras.end(),
@@ -65,51 +39,40 @@ absl::StatusOr<NonterminalId> AddAnyOrderMembers(GrammarBuilder& builder,
     builder.AddRule(none, {spec.nothing});
     return none;
   }
-  State first;
-  first.written.assign(n, false);
-  absl::StatusOr<NonterminalId> start = nonterminal(first);
-  if (!start.ok()) return start.status();
-  while (!pending.empty()) {
-    const State s = std::move(pending.front());
-    pending.pop_front();
-    const NonterminalId lhs = ids.at(s.Key());
-    // A state with no way forward derives nothing; trimming removes it.
-    builder.AddRule(lhs, {spec.nothing});
-    bool complete = !counting || s.count >= spec.min_properties;
-    for (size_t i = 0; i < n && complete; ++i) {
-      if (spec.declared[i].required && !s.written[i]) complete = false;
-    }
-    if (complete) builder.AddRule(lhs, {spec.close});
-    if (spec.max_properties && s.count >= *spec.max_properties) continue;
-    const uint64_t next_count = std::min(s.count + 1, cap);
-    auto member = [&](Symbol key, Symbol comma_key, Symbol value,
-                      const State& next) -> absl::Status {
-      absl::StatusOr<NonterminalId> rest = nonterminal(next);
-      if (!rest.ok()) return rest.status();
-      builder.AddRule(lhs, {s.count > 0 ? comma_key : key, value, Symbol::Nonterminal(*rest)});
-      return absl::OkStatus();
-    };
-    for (size_t i = 0; i < n; ++i) {
-      if (s.written[i]) continue;
-      State next = s;
-      // Only required keys are tracked here; that an optional key comes at
-      // most once is the parser's check (LexemeRole::kUniqueKey).
-      next.written[i] = spec.declared[i].required;
-      next.count = next_count;
-      const AnyOrderMembersSpec::Declared& d = spec.declared[i];
-      if (absl::Status st = member(d.key, d.comma_key, d.value, next); !st.ok()) return st;
-    }
-    if (!spec.extras.empty()) {
-      State next = s;
-      next.count = next_count;
-      for (const AnyOrderMembersSpec::Extra& extra : spec.extras) {
-        if (absl::Status st = member(extra.key, extra.comma_key, extra.value, next); !st.ok()) {
-          return st;
-        }
+  constexpr NonterminalId kUnset = ~NonterminalId{0};
+  std::vector<NonterminalId> ids(states, kUnset);
+  auto state = [&](uint64_t r, uint64_t c) {
+    NonterminalId& id = ids[r * (cap + 1) + c];
+    if (id == kUnset) id = builder.FreshNonterminal(spec.name);
+    return id;
+  };
+  for (uint64_t r = 0; r <= required; ++r) {
+    for (uint64_t c = 0; c <= cap; ++c) {
+      // Only reachable states: c counts members, r of them required keys.
+      if (r > c && !(c == cap && r <= required)) continue;
+      const NonterminalId lhs = state(r, c);
+      // A state with no way forward derives nothing; trimming removes it.
+      builder.AddRule(lhs, {spec.nothing});
+      if (r == required && (!counting || c >= spec.min_properties)) {
+        builder.AddRule(lhs, {spec.close});
+      }
+      if (spec.max_properties && c >= *spec.max_properties) continue;
+      const uint64_t next_c = std::min(c + 1, cap);
+      for (size_t i = 0; i < n; ++i) {
+        const AnyOrderMembersSpec::Declared& d = spec.declared[i];
+        // An optional key keeps r; that it comes at most once is the
+        // parser's check (LexemeRole::kUniqueKey), as for required keys.
+        if (d.required && r == required) continue;
+        const NonterminalId next = state(d.required ? r + 1 : r, next_c);
+        builder.AddRule(lhs, {c > 0 ? d.comma_key : d.key, d.value, Symbol::Nonterminal(next)});
+      }
+      for (const AnyOrderMembersSpec::Extra& e : spec.extras) {
+        builder.AddRule(
+            lhs, {c > 0 ? e.comma_key : e.key, e.value, Symbol::Nonterminal(state(r, next_c))});
       }
     }
   }
-  return *start;
+  return state(0, 0);
 }
 
 }  // namespace maskd::json_schema

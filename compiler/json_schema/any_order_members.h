@@ -2,13 +2,13 @@
 // declared key at most once, every required one present, other keys (checked
 // by their own key classes) any number of times, member counts within
 // min/maxProperties. The permutations of n keys have no CFG of size
-// polynomial in n, so the work is split: the grammar has one state per set
-// of REQUIRED keys written (and member count), built lazily from the empty
-// set, only where reachable; that an optional key comes at most once is the
-// Earley parser's check on key lexemes (LexemeRole::kUniqueKey, which every
-// declared key's lexeme must carry, with "{" and "}" as kOpenObject and
-// kCloseObject). Past a budget of states the object is refused by name
-// rather than approximated.
+// polynomial in n, so the work is split: that a declared key comes at most
+// once is the Earley parser's check on key lexemes (LexemeRole::kUniqueKey,
+// which every declared key's lexeme must carry, with "{" and "}" as
+// kOpenObject and kCloseObject); the grammar counts the required keys
+// written (with no repeats, all are present when the count is full) and the
+// members, one state per pair. Past a budget of states the object is
+// refused by name rather than approximated.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_ANY_ORDER_MEMBERS_H_
 #define MASKD_COMPILER_JSON_SCHEMA_ANY_ORDER_MEMBERS_H_
 
@@ -49,7 +49,7 @@ struct AnyOrderMembersSpec {
   Symbol nothing = Symbol::Lexeme(0);  // A symbol deriving nothing.
   uint64_t min_properties = 0;
   std::optional<uint64_t> max_properties;
-  uint32_t max_states = 4096;
+  uint32_t max_states = 100'000;
   std::string name;  // Nonterminal name hint ("members/pointer").
 };
 

@@ -385,6 +385,10 @@ class Lowering {
         if (format->max_length) {
           e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
         }
+      } else if (options_.ignore_unknown_formats) {
+        // The caller asked for plain strings (UnknownFormats::kIgnore).
+        ir_.ignored_keywords.push_back(absl::StrCat("format \"", *node.format, "\" at ",
+                                                    node.pointer.empty() ? "/" : node.pointer));
       } else {
         // Ignoring an asserted format would admit strings the schema excludes
         // (MaskBench's tests do assert formats). Non-standard formats are

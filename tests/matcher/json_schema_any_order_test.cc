@@ -258,33 +258,37 @@ TEST(JsonSchemaAnyOrderTest, NestedObjects) {
   EXPECT_FALSE(Accepts(same, R"({"l": [{"q": 1}], "q": 1, "l": []})"));
 }
 
-// The grammar has one state per set of REQUIRED keys written; optional keys
-// are the parser's check, so objects with many optional keys compile. Past
-// the budget (13 required keys) the object is refused by name, never
-// approximated.
-TEST(JsonSchemaAnyOrderTest, ManyOptionalKeysAndTheRequiredKeyBudget) {
+// The grammar counts required keys and members (the parser keeps keys
+// unique), so objects with many keys compile; past the budget of states
+// (counts x bounds) the object is refused by name, never approximated.
+TEST(JsonSchemaAnyOrderTest, ManyKeysAndTheStateBudget) {
   std::string properties;
   for (int i = 0; i < 30; ++i) {
     properties += (i ? ", " : "") + ("\"k" + std::to_string(i) + "\": {\"type\": \"integer\"}");
   }
   std::string required;
-  for (int i = 0; i < 13; ++i) required += (i ? ", " : "") + ("\"k" + std::to_string(i) + "\"");
+  for (int i = 0; i < 20; ++i) required += (i ? ", " : "") + ("\"k" + std::to_string(i) + "\"");
+  std::string all_required = "{";
+  for (int i = 0; i < 20; ++i)
+    all_required += (i ? ", " : "") + ("\"k" + std::to_string(19 - i) + "\": " + std::to_string(i));
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   CompileOptions options;
   options.property_order = PropertyOrder::kAnyOrder;
 
   spec.text = R"({"type": "object", "properties": {"o": {"type": "object", "properties": {)" +
-              properties + "}}}}";
+              properties + "}, \"required\": [" + required + "]}}}";
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g =
       CompiledGrammar::Compile(spec, options, Vocab());
   ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_TRUE(Accepts(*g, R"({"o": {"k29": 1, "k3": 2, "k0": 3}})"));
-  EXPECT_FALSE(Accepts(*g, R"({"o": {"k29": 1, "k3": 2, "k29": 2}})"));
-  EXPECT_TRUE(Accepts(*g, R"({"o": {"k1": 1, "k2": 2}})"));
+  EXPECT_TRUE(Accepts(*g, R"({"o": )" + all_required + "}}"));
+  EXPECT_TRUE(Accepts(*g, R"({"o": )" + all_required + R"(, "k29": 1, "k25": 2}})"));
+  EXPECT_FALSE(Accepts(*g, R"({"o": )" + all_required + R"(, "k29": 1, "k29": 2}})"));
+  EXPECT_FALSE(Accepts(*g, R"({"o": )" + all_required + R"(, "k3": 1}})"));
+  EXPECT_FALSE(Accepts(*g, R"({"o": {"k1": 1, "k2": 2}})"));
 
   spec.text = R"({"type": "object", "properties": {"o": {"type": "object", "properties": {)" +
-              properties + "}, \"required\": [" + required + "]}}}";
+              properties + "}, \"required\": [" + required + "], \"maxProperties\": 10000}}}";
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> refused =
       CompiledGrammar::Compile(spec, options, Vocab());
   ASSERT_FALSE(refused.ok());
