@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -22,7 +23,7 @@ std::shared_ptr<const Tokenizer> Vocab() {
     std::vector<std::string> tokens;
     for (int c = 32; c < 127; ++c) tokens.push_back(std::string(1, static_cast<char>(c)));
     tokens.push_back("aaaa");
-    return std::make_shared<const testing::FakeTokenizer>(tokens, "limits");
+    return std::make_shared<const testing::SmallVocabTokenizer>(tokens, "limits");
   }());
   return *vocab;
 }
@@ -32,7 +33,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileSchema(
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema;
-  return CompiledGrammar::Compile(spec, options, Vocab());
+  return CompileGrammar(spec, options, Vocab());
 }
 
 // `text` is a complete instance of the grammar.

@@ -7,22 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/regex/ecma_regex.h"
 #include "compiler/regex/expr_set.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 
 bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }
 
-std::shared_ptr<FakeTokenizer> RandomVocab(std::mt19937& rng, const std::string& alphabet,
-                                           const std::string& id) {
+std::shared_ptr<SmallVocabTokenizer> RandomVocab(std::mt19937& rng, const std::string& alphabet,
+                                                 const std::string& id) {
   std::set<std::string> vocab;
   for (char c : alphabet) vocab.insert(std::string(1, c));
   while (vocab.size() < 40) {
@@ -31,15 +32,16 @@ std::shared_ptr<FakeTokenizer> RandomVocab(std::mt19937& rng, const std::string&
     for (size_t i = 0; i < len; ++i) s.push_back(alphabet[rng() % alphabet.size()]);
     vocab.insert(s);
   }
-  return std::make_shared<FakeTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()), id);
+  return std::make_shared<SmallVocabTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
+                                               id);
 }
 
 // Teacher-forces random allowed tokens and checks every mask bit against
 // `viable(bytes)` and EOS against `complete(bytes)`.
 template <typename Viable, typename Complete>
-void CheckRandomWalks(const std::shared_ptr<const CompiledGrammar>& g, const FakeTokenizer& tok,
-                      std::mt19937& rng, Viable viable, Complete complete,
-                      const std::string& what) {
+void CheckRandomWalks(const std::shared_ptr<const CompiledGrammar>& g,
+                      const SmallVocabTokenizer& tok, std::mt19937& rng, Viable viable,
+                      Complete complete, const std::string& what) {
   const TokenId eos = tok.eos_ids()[0];
   std::vector<uint32_t> mask((tok.vocab_size() + 31) / 32);
   for (int walk = 0; walk < 4; ++walk) {
@@ -76,7 +78,7 @@ TEST(CompileRegexTest, MasksMatchDerivativeOracleAndRe2OnCompleteStrings) {
     GrammarSpec spec;
     spec.kind = SpecKind::kRegex;
     spec.text = pattern;
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+    auto g = CompileGrammar(spec, CompileOptions(), tok);
     ASSERT_TRUE(g.ok()) << pattern << ": " << g.status();
     regex::ExprSet oracle_pool;
     const regex::ExprId oracle =
@@ -100,7 +102,7 @@ TEST(CompileChoicesTest, MasksAllowExactlyPrefixesOfChoices) {
   GrammarSpec spec;
   spec.kind = SpecKind::kChoices;
   spec.choices = choices;
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(g.ok()) << g.status();
   auto viable = [&](const std::string& s) {
     for (const std::string& c : choices) {
@@ -118,12 +120,12 @@ TEST(CompileChoicesTest, MasksAllowExactlyPrefixesOfChoices) {
 }
 
 TEST(CompileTest, JumpForwardGivesForcedBytesAndTheirTokens) {
-  auto tok = std::make_shared<FakeTokenizer>(
+  auto tok = std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>{"h", "e", "l", "o", "hel", "lo", "x"}, "jump");
   GrammarSpec spec;
   spec.kind = SpecKind::kRegex;
   spec.text = "hello(x|)";
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(g.ok()) << g.status();
   auto m = Matcher::Create(*g);
   JumpForward jf = m->ComputeJumpForward();
@@ -137,25 +139,25 @@ TEST(CompileTest, JumpForwardGivesForcedBytesAndTheirTokens) {
 }
 
 TEST(CompileTest, BadSpecsGivePreciseErrors) {
-  auto tok = std::make_shared<FakeTokenizer>(std::vector<std::string>{"a"}, "errors");
+  auto tok = std::make_shared<SmallVocabTokenizer>(std::vector<std::string>{"a"}, "errors");
   GrammarSpec spec;
   spec.kind = SpecKind::kRegex;
   spec.text = "a(?=b)";
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(g.status().message()).find("look"), std::string::npos) << g.status();
   spec.text = "a(b";
-  g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  g = CompileGrammar(spec, CompileOptions(), tok);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   spec.kind = SpecKind::kChoices;
   spec.choices.clear();
-  g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  g = CompileGrammar(spec, CompileOptions(), tok);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   // A regex whose language is empty cannot trap the model: it is refused.
   spec.kind = SpecKind::kRegex;
   spec.text = "a[^\\s\\S]";
-  g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(std::string(g.status().message()).find("matches nothing"), std::string::npos)
       << g.status();

@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -28,11 +29,11 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileWithLimit(
   spec.text = kBlowUp;
   CompileOptions options;
   options.memory_limit_bytes = memory_limit_bytes;
-  return CompiledGrammar::Compile(spec, options, vocab);
+  return CompileGrammar(spec, options, vocab);
 }
 
 TEST(DfaBudgetTest, GrowthPastTheMemoryLimitIsReportedAndBounded) {
-  auto vocab = std::make_shared<const testing::FakeTokenizer>(
+  auto vocab = std::make_shared<const testing::SmallVocabTokenizer>(
       std::vector<std::string>{"a", "b", "ab", "ba", "bb", "aab"}, "dfa-budget");
   auto unlimited = CompileWithLimit(vocab, uint64_t{1} << 30);
   ASSERT_TRUE(unlimited.ok()) << unlimited.status();
@@ -80,8 +81,8 @@ TEST(DfaBudgetTest, GrowthPastTheMemoryLimitIsReportedAndBounded) {
 }
 
 TEST(DfaBudgetTest, TightLimitFailsTheCompileInsteadOfTheFirstMask) {
-  auto vocab = std::make_shared<const testing::FakeTokenizer>(std::vector<std::string>{"a", "b"},
-                                                              "dfa-budget-tight");
+  auto vocab = std::make_shared<const testing::SmallVocabTokenizer>(
+      std::vector<std::string>{"a", "b"}, "dfa-budget-tight");
   auto g = CompileWithLimit(vocab, 1024);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kResourceExhausted) << g.status();

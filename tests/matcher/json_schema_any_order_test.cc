@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/json_schema/json_value.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/json_schema/reference_validator.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -27,13 +28,13 @@ using ::testing::HasSubstr;
 
 // Every byte, plus tokens that cross lexeme boundaries (key and colon,
 // comma and quote, value and brace).
-std::shared_ptr<testing::FakeTokenizer> Vocab() {
+std::shared_ptr<testing::SmallVocabTokenizer> Vocab() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
   for (const char* t : {"\"a\":", ",\"", "\":", "t\"}", "\"s\"", "{\"", "\"}", "\",", "a\":\"s"}) {
     vocab.push_back(t);
   }
-  static auto tok = std::make_shared<testing::FakeTokenizer>(vocab, "any-order-bytes");
+  static auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "any-order-bytes");
   return tok;
 }
 

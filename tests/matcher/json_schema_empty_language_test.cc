@@ -4,19 +4,20 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-std::shared_ptr<testing::FakeTokenizer> Vocab() {
+std::shared_ptr<testing::SmallVocabTokenizer> Vocab() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
   vocab.push_back("{}");
   vocab.push_back("null");
-  static auto tok = std::make_shared<testing::FakeTokenizer>(vocab, "empty-language-bytes");
+  static auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "empty-language-bytes");
   return tok;
 }
 

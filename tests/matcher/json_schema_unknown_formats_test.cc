@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -16,10 +17,10 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-std::shared_ptr<testing::FakeTokenizer> Vocab() {
+std::shared_ptr<testing::SmallVocabTokenizer> Vocab() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
-  static auto tok = std::make_shared<testing::FakeTokenizer>(vocab, "format-bytes");
+  static auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "format-bytes");
   return tok;
 }
 

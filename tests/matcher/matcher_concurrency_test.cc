@@ -4,9 +4,10 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -30,19 +31,19 @@ TEST(MatcherConcurrencyTest, SharedGrammarGivesTheSameMasksOnEveryThread) {
                         "1", "12", "true", "null", "[", "]", "\"b\":", "e", "x",  "\\"}) {
     vocab.push_back(t);
   }
-  auto tok = std::make_shared<testing::FakeTokenizer>(vocab, "concurrency");
+  auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "concurrency");
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = R"({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array",
       "items":{"type":"integer"}}},"additionalProperties":{"type":"boolean"}})";
   const std::string text = R"({"a": "xab\\e", "b": [1, 12], "ab": true})";
   const size_t words = (tok->vocab_size() + 31) / 32;
-  auto reference_grammar = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto reference_grammar = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(reference_grammar.ok()) << reference_grammar.status();
   const auto expected = MasksAlong(*reference_grammar, text, words);
 
   // A fresh grammar, so its lazy parts are built by the racing threads.
-  auto shared = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto shared = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(shared.ok());
   std::vector<std::vector<std::vector<uint32_t>>> got(4);
   std::vector<std::thread> threads;

@@ -17,18 +17,18 @@
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/grammar/viable_prefix_oracle.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 using testing::ViablePrefixOracle;
 
 struct Case {
   std::vector<std::string> lexemes;  // builder lexeme id -> literal
   GrammarIr ir;
-  std::shared_ptr<FakeTokenizer> tokenizer;
+  std::shared_ptr<SmallVocabTokenizer> tokenizer;
 };
 
 // Prefix-free literals over {a, b, c}: no literal is a prefix of another.
@@ -82,7 +82,7 @@ Case MakeCase(std::mt19937& rng, int seed) {
     for (size_t i = 0; i < len; ++i) s.push_back(static_cast<char>('a' + rng() % 3));
     vocab.insert(s);
   }
-  c.tokenizer = std::make_shared<FakeTokenizer>(
+  c.tokenizer = std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>(vocab.begin(), vocab.end()), "oracle-" + std::to_string(seed));
   return c;
 }
@@ -151,7 +151,7 @@ class MatcherOracleTest : public ::testing::TestWithParam<uint64_t> {};
 INSTANTIATE_TEST_SUITE_P(MaskCacheBudget, MatcherOracleTest, ::testing::Values(64u << 20, 0u));
 
 TEST_P(MatcherOracleTest, RandomGrammarsAndVocabulariesMatchBruteForce) {
-  CompileOptions options;
+  AutomataLimits options;
   options.mask_cache_bytes = GetParam();
   int compiled = 0, steps_checked = 0;
   for (int seed = 0; seed < 300; ++seed) {
@@ -220,7 +220,7 @@ TEST(MatcherRollbackTest, RollbackAndCloneRestoreIdenticalMasks) {
   for (int seed = 0; seed < 100; ++seed) {
     std::mt19937 rng(1000 + seed);
     Case c = MakeCase(rng, 1000 + seed);
-    auto g = CompiledGrammarImpl::FromIr(std::move(c.ir), c.tokenizer, CompileOptions(),
+    auto g = CompiledGrammarImpl::FromIr(std::move(c.ir), c.tokenizer, AutomataLimits(),
                                          std::chrono::steady_clock::now());
     if (!g.ok()) continue;
     MatcherOptions options;
@@ -255,7 +255,7 @@ TEST(MatcherRollbackTest, RollbackAndCloneRestoreIdenticalMasks) {
 }
 
 TEST(MatcherTest, SpecialTokensAreNeverAllowedAndEosEndsTheSequence) {
-  auto tokenizer = std::make_shared<FakeTokenizer>(
+  auto tokenizer = std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>{"a", "b", "ab", "<|special|>"}, "special-test");
   tokenizer->MarkSpecial(3);
   GrammarIr ir;
@@ -267,7 +267,7 @@ TEST(MatcherTest, SpecialTokensAreNeverAllowedAndEosEndsTheSequence) {
   ir.builder.AddRule(s, {Symbol::Lexeme(la), Symbol::Nonterminal(s)});
   ir.builder.AddRule(s, {Symbol::Lexeme(la)});
   ir.builder.SetStart(s);
-  auto g = CompiledGrammarImpl::FromIr(std::move(ir), tokenizer, CompileOptions(),
+  auto g = CompiledGrammarImpl::FromIr(std::move(ir), tokenizer, AutomataLimits(),
                                        std::chrono::steady_clock::now());
   ASSERT_TRUE(g.ok()) << g.status();
   auto m = Matcher::Create(*g);
