@@ -43,8 +43,8 @@ namespace {
 using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
+using tokenizer_internal::AbslView;
 using tokenizer_internal::AddedToken;
-using tokenizer_internal::Av;
 using tokenizer_internal::BoolMember;
 using tokenizer_internal::BpeTokenizer;
 using tokenizer_internal::BpeTokenizerData;
