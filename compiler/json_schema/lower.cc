@@ -9,8 +9,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/json_schema/any_order_members.h"
 #include "compiler/errors/spec_location.h"
+#include "compiler/json_schema/any_order_members.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
