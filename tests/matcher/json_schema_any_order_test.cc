@@ -46,8 +46,7 @@ std::shared_ptr<const CompiledGrammar> CompileAnyOrder(const std::string& schema
   CompileOptions options;
   options.property_order = PropertyOrder::kAnyOrder;
   options.whitespace = whitespace;
-  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g =
-      CompiledGrammar::Compile(spec, options, Vocab());
+  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g = CompileGrammar(spec, options, Vocab());
   EXPECT_TRUE(g.ok()) << schema << ": " << g.status();
   return g.ok() ? *g : nullptr;
 }
@@ -279,8 +278,7 @@ TEST(JsonSchemaAnyOrderTest, ManyKeysAndTheStateBudget) {
 
   spec.text = R"({"type": "object", "properties": {"o": {"type": "object", "properties": {)" +
               properties + "}, \"required\": [" + required + "]}}}";
-  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g =
-      CompiledGrammar::Compile(spec, options, Vocab());
+  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g = CompileGrammar(spec, options, Vocab());
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_TRUE(Accepts(*g, R"({"o": )" + all_required + "}}"));
   EXPECT_TRUE(Accepts(*g, R"({"o": )" + all_required + R"(, "k29": 1, "k25": 2}})"));
@@ -291,7 +289,7 @@ TEST(JsonSchemaAnyOrderTest, ManyKeysAndTheStateBudget) {
   spec.text = R"({"type": "object", "properties": {"o": {"type": "object", "properties": {)" +
               properties + "}, \"required\": [" + required + "], \"maxProperties\": 10000}}}";
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> refused =
-      CompiledGrammar::Compile(spec, options, Vocab());
+      CompileGrammar(spec, options, Vocab());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(refused.status().message(), HasSubstr("any-order properties"));

@@ -29,7 +29,7 @@ void ExpectAllowsNothing(const std::string& schema) {
     CompileOptions options;
     options.whitespace = ws;
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g =
-        CompiledGrammar::Compile(spec, options, Vocab());
+        CompileGrammar(spec, options, Vocab());
     ASSERT_TRUE(g.ok()) << schema << ": " << g.status();
     auto m = Matcher::Create(*g);
     std::vector<uint32_t> words((Vocab()->vocab_size() + 31) / 32, 0xffffffffu);
@@ -75,7 +75,7 @@ TEST(JsonSchemaEmptyLanguageTest, EmptyPartsLeaveTheRest) {
   spec.kind = SpecKind::kJsonSchema;
   spec.text = R"({"type": "object", "properties": {"a": false, "b": {"type": "null"}}})";
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g =
-      CompiledGrammar::Compile(spec, CompileOptions(), Vocab());
+      CompileGrammar(spec, CompileOptions(), Vocab());
   ASSERT_TRUE(g.ok()) << g.status();
   auto m = Matcher::Create(*g);
   EXPECT_TRUE(m->AcceptBytes(R"({"b": null})"));

@@ -31,7 +31,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(const std::string
   spec.text = schema;
   CompileOptions options;
   options.unknown_formats = policy;
-  return CompiledGrammar::Compile(spec, options, Vocab());
+  return CompileGrammar(spec, options, Vocab());
 }
 
 bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string& doc) {
