@@ -41,7 +41,8 @@ std::string ComputeHandle(const CompileJob& job) {
   const CompileOptions& o = job.options;
   AppendField(key, absl::StrCat(static_cast<int>(o.whitespace), ",", o.max_whitespace_run, ",",
                                 o.strict, ",", o.additional_properties_default_false, ",",
-                                static_cast<int>(o.property_order), ",", o.max_recursion_depth));
+                                static_cast<int>(o.property_order), ",", o.max_recursion_depth, ",",
+                                static_cast<int>(o.unknown_formats)));
   return Sha256Hex(key);
 }
 
@@ -139,11 +140,23 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
       out.property_order = PropertyOrder::kSchemaOrder;
       break;
     case v1::PROPERTY_ORDER_ANY_ORDER:
-      return absl::UnimplementedError(
-          "options.property_order ANY_ORDER is not supported by the engine yet; use SCHEMA_ORDER");
+      out.property_order = PropertyOrder::kAnyOrder;
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("options.property_order ", in.property_order(),
                                                      " is not a known PropertyOrder"));
+  }
+  switch (in.unknown_formats()) {
+    case v1::UNKNOWN_FORMAT_POLICY_UNSPECIFIED:
+    case v1::UNKNOWN_FORMAT_POLICY_REFUSE:
+      out.unknown_formats = UnknownFormats::kRefuse;
+      break;
+    case v1::UNKNOWN_FORMAT_POLICY_IGNORE:
+      out.unknown_formats = UnknownFormats::kIgnore;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.unknown_formats ", in.unknown_formats(), " is not a known UnknownFormatPolicy"));
   }
   if (in.max_recursion_depth() != 0) {
     // The engine does not enforce a nesting limit yet; accepting the option

@@ -53,6 +53,8 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   lower.deadline = deadline;
   lower.whitespace = JsonWhitespace(options.whitespace);
   lower.max_whitespace_run = options.max_whitespace_run;
+  lower.any_order_properties = options.property_order == PropertyOrder::kAnyOrder;
+  lower.ignore_unknown_formats = options.unknown_formats == UnknownFormats::kIgnore;
   absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
   if (!ir.ok()) return ir.status();
   for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {

@@ -39,6 +39,12 @@ enum class WhitespaceMode {
 
 enum class PropertyOrder { kSchemaOrder, kAnyOrder };
 
+// JSON Schema formats without an exact language in this engine.
+enum class UnknownFormats {
+  kRefuse,  // Unimplemented, naming the format and its pointer.
+  kIgnore,  // Plain strings; listed in CompileStats::ignored_keywords.
+};
+
 struct CompileOptions {
   // Bounded by default: as flexible as JSON allows, but a model cannot loop on
   // blanks forever.
@@ -52,6 +58,7 @@ struct CompileOptions {
   // `additionalProperties: false` the default instead.
   bool additional_properties_default_false = false;
   PropertyOrder property_order = PropertyOrder::kSchemaOrder;
+  UnknownFormats unknown_formats = UnknownFormats::kRefuse;
   uint32_t max_recursion_depth = 64;
   // Limits that turn a pathological spec into an error instead of a hang or an
   // unbounded allocation.

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
+#include "compiler/json_schema/any_order_members.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -71,15 +72,10 @@ class Lowering {
   }
 
   absl::StatusOr<GrammarIr> Run() {
-    const SchemaNode& root = schema_.node(schema_.root);
-    if (root.types == 0) {
-      absl::Status error = absl::InvalidArgumentError(
-          absl::StrCat("the schema matches nothing", root.unsatisfiable.empty() ? "" : ": ",
-                       root.unsatisfiable));
-      if (root.unsatisfiable.empty()) return error;
-      return WithJsonPointer(std::move(error), root.unsatisfiable_pointer);
-    }
     const NonterminalId start = builder_.FreshNonterminal("start");
+    if (schema_.root == kFalseNode || schema_.node(schema_.root).types == 0) {
+      return EmptyLanguage(start);
+    }
     const Symbol value = Symbol::Nonterminal(Value(schema_.root));
     builder_.AddRule(start, {value});
     if (leading_ws_ != ExprSet::kNothing) {
@@ -87,7 +83,6 @@ class Lowering {
       // the token before it.
       builder_.AddRule(start, {Symbol::Lexeme(builder_.AddLexeme("ws", leading_ws_)), value});
     }
-    builder_.SetStart(start);
     while (!pending_.empty()) {
       auto [id, nt] = pending_.front();
       pending_.pop_front();
@@ -99,6 +94,10 @@ class Lowering {
       }
     }
     if (absl::Status s = CheckEveryNonterminalDefined(); !s.ok()) return s;
+    // Constraints normalization could not see through (a required property
+    // that is `false`, minItems with `items: false`) can leave no instance.
+    if (!builder_.DerivesSomething(value.id())) return EmptyLanguage(start);
+    builder_.SetStart(start);
     return std::move(ir_);
   }
 
@@ -122,6 +121,15 @@ class Lowering {
     return absl::OkStatus();
   }
 
+  // No instance is valid: the start's one lexeme matches no bytes, so every
+  // mask is empty and EOS is never allowed (a grammar with no sentence at all
+  // would not build).
+  absl::StatusOr<GrammarIr> EmptyLanguage(NonterminalId start) {
+    builder_.AddRule(start, {Symbol::Lexeme(builder_.AddLexeme("nothing", ExprSet::kNothing))});
+    builder_.SetStart(start);
+    return std::move(ir_);
+  }
+
   // The nonterminal for "a JSON value matching node `id`", defined later from
   // the work list so recursive schemas and deep nesting need no C++ recursion.
   NonterminalId Value(NodeId id) {
@@ -137,7 +145,8 @@ class Lowering {
 
   // A lexeme for token `token` followed by the allowed whitespace; `nothing_`
   // when no byte string matches it.
-  absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false) {
+  absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false,
+                               LexemeRole role = LexemeRole::kNone) {
     const ExprId regex = pool_.Concat(token, ws_);
     absl::StatusOr<bool> empty = pool_.IsEmpty(regex, /*budget=*/20000, options_.deadline);
     if (!empty.ok()) {
@@ -149,11 +158,16 @@ class Lowering {
     if (*empty) return Symbol::Nonterminal(nothing_);
     LexemeFlags flags;
     flags.literal = literal;
+    flags.role = role;
     return Symbol::Lexeme(builder_.AddLexeme(name, regex, flags));
   }
   Symbol Literal(std::string_view text) {
+    // Any-order objects: braces delimit the parser's key frames.
+    LexemeRole role = LexemeRole::kNone;
+    if (options_.any_order_properties && text == "{") role = LexemeRole::kOpenObject;
+    if (options_.any_order_properties && text == "}") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
-    return *Token(pool_.Literal(text), text, /*literal=*/true);
+    return *Token(pool_.Literal(text), text, /*literal=*/true, role);
   }
   absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
     absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kFullMatch);
@@ -267,6 +281,9 @@ class Lowering {
         return out;
       }
       case JsonValue::Kind::kObject:
+        // Under any-order properties the parser keeps keys unique, which
+        // scales past ConstObject's 2^n states.
+        if (options_.any_order_properties && v.members().size() > 1) return AnyOrderConst(v, node);
         return ConstObject(v, node);
     }
     return Unsupported("an enum value of unknown kind", node);
@@ -314,6 +331,30 @@ class Lowering {
       Rule(first, {member_nts[k], Symbol::Nonterminal(rest[uint32_t{1} << k])});
     }
     return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(first)};
+  }
+
+  // A const/enum object whose members may come in any order: JSON Schema
+  // compares objects as unordered maps.
+  absl::StatusOr<std::vector<Symbol>> AnyOrderConst(const JsonValue& v, const SchemaNode& node) {
+    AnyOrderMembersSpec members;
+    for (const auto& [key, value] : v.members()) {
+      absl::StatusOr<std::vector<Symbol>> member = Const(value, node);
+      if (!member.ok()) return member.status();
+      NonterminalId value_nt = builder_.FreshNonterminal("const" + node.pointer);
+      Rule(value_nt, *std::move(member));
+      members.declared.push_back(
+          {Key(key), CommaKey(key), Symbol::Nonterminal(value_nt), /*required=*/true});
+    }
+    members.close = Literal("}");
+    members.nothing = Symbol::Nonterminal(nothing_);
+    members.max_states = options_.max_any_order_states;
+    members.name = "const" + node.pointer;
+    absl::StatusOr<NonterminalId> rest = AddAnyOrderMembers(builder_, members);
+    if (!rest.ok()) {
+      return absl::Status(rest.status().code(), absl::StrCat(rest.status().message(),
+                                                             " (an enum/const object)", At(node)));
+    }
+    return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(*rest)};
   }
 
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
@@ -503,6 +544,10 @@ class Lowering {
         if (format->max_length) {
           e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
         }
+      } else if (options_.ignore_unknown_formats) {
+        // The caller asked for plain strings (UnknownFormats::kIgnore).
+        ir_.ignored_keywords.push_back(absl::StrCat("format \"", *node.format, "\" at ",
+                                                    node.pointer.empty() ? "/" : node.pointer));
       } else {
         // Ignoring an asserted format would admit strings the schema excludes
         // (MaskBench's tests do assert formats). Non-standard formats are
@@ -545,7 +590,17 @@ class Lowering {
   // `"key"` + whitespace + `:` for a declared key.
   Symbol Key(const std::string& key) {
     // A literal key is never empty, so KeyToken cannot fail.
-    return *KeyToken(pool_.Literal(JsonQuoteLiteral(key)), JsonQuoteLiteral(key) + ":");
+    // Any-order objects: a declared key at most once per object (the parser checks).
+    return *KeyToken(pool_.Literal(JsonQuoteLiteral(key)), JsonQuoteLiteral(key) + ":",
+                     options_.any_order_properties ? LexemeRole::kUniqueKey : LexemeRole::kNone);
+  }
+
+  // "," + whitespace + Key(key) as one lexeme, for any-order objects; named
+  // as Key(key) is, which makes the two one key to the parser.
+  Symbol CommaKey(const std::string& key) {
+    return *KeyToken(pool_.Concat(std::vector<ExprId>{pool_.Byte(','), ws_,
+                                                      pool_.Literal(JsonQuoteLiteral(key))}),
+                     JsonQuoteLiteral(key) + ":", LexemeRole::kUniqueKey);
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
@@ -660,6 +715,7 @@ class Lowering {
     struct Extra {
       Symbol key;
       NodeId value;
+      Symbol comma_key = Symbol::Lexeme(0);  // Any-order objects only.
     };
     std::vector<Extra> extras;
     const ExprId not_declared = pool_.Not(pool_.Or(declared_literals));
@@ -706,11 +762,45 @@ class Lowering {
       absl::StatusOr<Symbol> key = KeyClass(keys, node);
       if (!key.ok()) return key.status();
       extras.push_back({*key, class_values[c]});
+      if (options_.any_order_properties) {
+        absl::StatusOr<Symbol> comma_key = KeyClass(keys, node, /*after_comma=*/true);
+        if (!comma_key.ok()) return comma_key.status();
+        extras.back().comma_key = *comma_key;
+      }
     }
     if (additional != kFalseNode && !additional_in_a_class) {
       absl::StatusOr<Symbol> key = KeyClass(other_keys, node);
       if (!key.ok()) return key.status();
       extras.push_back({*key, additional});
+      if (options_.any_order_properties) {
+        absl::StatusOr<Symbol> comma_key = KeyClass(other_keys, node, /*after_comma=*/true);
+        if (!comma_key.ok()) return comma_key.status();
+        extras.back().comma_key = *comma_key;
+      }
+    }
+
+    if (options_.any_order_properties) {
+      AnyOrderMembersSpec members;
+      for (const Declared& d : declared) {
+        members.declared.push_back(
+            {Key(d.key), CommaKey(d.key), Symbol::Nonterminal(Value(d.value)), d.required});
+      }
+      for (const Extra& extra : extras) {
+        members.extras.push_back(
+            {extra.key, extra.comma_key, Symbol::Nonterminal(Value(extra.value))});
+      }
+      members.close = Literal("}");
+      members.nothing = Symbol::Nonterminal(nothing_);
+      members.min_properties = node.min_properties;
+      members.max_properties = node.max_properties;
+      members.max_states = options_.max_any_order_states;
+      members.name = "members" + node.pointer;
+      absl::StatusOr<NonterminalId> rest = AddAnyOrderMembers(builder_, members);
+      if (!rest.ok()) {
+        return absl::Status(rest.status().code(), absl::StrCat(rest.status().message(), At(node)));
+      }
+      Rule(nt, {Literal("{"), Symbol::Nonterminal(*rest)});
+      return absl::OkStatus();
     }
 
     // States (i, c): declared keys before i are settled, c members written
@@ -784,13 +874,17 @@ class Lowering {
   }
 
   // `"key"` + whitespace + `:` for every key of a decoded key language.
-  absl::StatusOr<Symbol> KeyClass(ExprId keys, const SchemaNode& node) {
-    return KeyToken(QuotedString(keys), "key" + node.pointer);
+  absl::StatusOr<Symbol> KeyClass(ExprId keys, const SchemaNode& node, bool after_comma = false) {
+    ExprId quoted = QuotedString(keys);
+    if (after_comma) quoted = pool_.Concat(std::vector<ExprId>{pool_.Byte(','), ws_, quoted});
+    return KeyToken(quoted, "key" + node.pointer);
   }
 
   // An encoded key (quotes included) + whitespace + `:`, as one lexeme.
-  absl::StatusOr<Symbol> KeyToken(ExprId quoted_key, std::string_view name) {
-    return Token(pool_.Concat(std::vector<ExprId>{quoted_key, ws_, pool_.Byte(':')}), name);
+  absl::StatusOr<Symbol> KeyToken(ExprId quoted_key, std::string_view name,
+                                  LexemeRole role = LexemeRole::kNone) {
+    return Token(pool_.Concat(std::vector<ExprId>{quoted_key, ws_, pool_.Byte(':')}), name,
+                 /*literal=*/false, role);
   }
 
   const Schema& schema_;

@@ -34,6 +34,15 @@ struct LowerOptions {
   // properties multiplies nonterminals).
   uint32_t max_nonterminals = 200'000;
   uint64_t max_string_min_length = 100'000;
+  // Object members in any order (each declared key at most once) instead of
+  // the schema's order (any_order_members.h).
+  bool any_order_properties = false;
+  // Formats without an exact language: refused (false) or plain strings,
+  // listed in GrammarIr::ignored_keywords (true).
+  bool ignore_unknown_formats = false;
+  // Bound on the member states of one any-order object: (required keys
+  // written + 1) x (member count bound + 1).
+  uint32_t max_any_order_states = 100'000;
   // Past this, lowering stops with DeadlineExceeded (CompileOptions::time_limit_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };

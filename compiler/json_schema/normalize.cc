@@ -86,16 +86,8 @@ absl::Status Normalizer::Run() {
     if (absl::Status st = ExpandReachable(); !st.ok()) return st;
   }
   PropagateEmptiness();
-  const SchemaNode& root = s_.nodes[s_.root];
-  if (s_.root == kFalseNode) {
-    return WithJsonPointer(absl::InvalidArgumentError("schema matches nothing: it is false at /"),
-                           "/");
-  }
-  if (root.types == 0) {
-    return WithJsonPointer(
-        absl::InvalidArgumentError(absl::StrCat("schema matches nothing: ", root.unsatisfiable)),
-        root.unsatisfiable_pointer);
-  }
+  // A root that matches nothing (`false`, contradictions) is a valid schema
+  // with an empty language: lowering gives it a grammar that allows nothing.
   MarkDisjointOneOfs();
   return absl::OkStatus();
 }

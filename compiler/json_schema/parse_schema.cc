@@ -550,9 +550,10 @@ absl::Status Parser::Fill(const Pending& p) {
       bool in_enum = !bounds_.enum_values;
       for (const JsonValue& v : values) in_enum = in_enum || v.CanonicalKey() == key;
       if (!in_enum) {
-        return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
-                                   "\"const\" is not one of \"enum\" at ", At(p.pointer))),
-                               At(p.pointer));
+        // A valid schema that matches nothing.
+        node.types = 0;
+        node.unsatisfiable = absl::StrCat("\"const\" is not one of \"enum\" at ", At(p.pointer));
+        node.unsatisfiable_pointer = At(p.pointer);
       }
       values = {*bounds_.const_value};
     }

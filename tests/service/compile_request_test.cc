@@ -43,6 +43,22 @@ TEST(CompileRequestTest, HandleIsAStableContentHash) {
   bounded.mutable_options()->set_max_whitespace_run(32);
   bounded.mutable_options()->set_unknown_keywords(v1::UNKNOWN_KEYWORD_POLICY_STRICT);
   EXPECT_EQ(Handle(bounded), a);
+  // Any-order properties are another language, so another handle.
+  v1::CompileRequest any_order = Schema(R"({"type":"integer"})");
+  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
+  absl::StatusOr<CompileJob> any_order_job = TranslateCompileRequest(any_order, {});
+  ASSERT_TRUE(any_order_job.ok()) << any_order_job.status();
+  EXPECT_EQ(any_order_job->options.property_order, PropertyOrder::kAnyOrder);
+  EXPECT_NE(any_order_job->handle, a);
+  v1::CompileRequest ignore_formats = Schema(R"({"type":"integer"})");
+  ignore_formats.mutable_options()->set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_IGNORE);
+  absl::StatusOr<CompileJob> ignore_job = TranslateCompileRequest(ignore_formats, {});
+  ASSERT_TRUE(ignore_job.ok()) << ignore_job.status();
+  EXPECT_EQ(ignore_job->options.unknown_formats, UnknownFormats::kIgnore);
+  EXPECT_NE(ignore_job->handle, a);
+  v1::CompileRequest refuse_formats = Schema(R"({"type":"integer"})");
+  refuse_formats.mutable_options()->set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_REFUSE);
+  EXPECT_EQ(Handle(refuse_formats), a);  // the default spelled out
   // Limits do not change the grammar.
   v1::CompileRequest limited = Schema(R"({"type":"integer"})");
   limited.mutable_options()->mutable_compile_time_limit()->set_seconds(1);
@@ -103,10 +119,11 @@ TEST(CompileRequestTest, RefusesWithTheFittingCode) {
   EXPECT_EQ(TranslateCompileRequest(bad_enum, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 
-  v1::CompileRequest any_order = Schema("{}");
-  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
-  EXPECT_EQ(TranslateCompileRequest(any_order, {}).status().code(),
-            absl::StatusCode::kUnimplemented);
+  v1::CompileRequest bad_formats = Schema("{}");
+  bad_formats.mutable_options()->set_unknown_formats(static_cast<v1::UnknownFormatPolicy>(9));
+  absl::StatusOr<CompileJob> bad_formats_job = TranslateCompileRequest(bad_formats, {});
+  EXPECT_EQ(bad_formats_job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_formats_job.status().message(), HasSubstr("unknown_formats"));
   v1::CompileRequest depth = Schema("{}");
   depth.mutable_options()->set_max_recursion_depth(3);
   EXPECT_EQ(TranslateCompileRequest(depth, {}).status().code(), absl::StatusCode::kUnimplemented);
