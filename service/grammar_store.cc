@@ -1,15 +1,117 @@
 #include "service/grammar_store.h"
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace maskd {
 
+using GrammarCache = ShardedLruCache<CompiledGrammar>;
+
+// One caller's wait: answered once, by whichever comes first of the cache
+// (the compile's result), the timer (time limit or deadline) or Abandon.
+class GrammarStore::Wait final : public CompileWait,
+                                 public std::enable_shared_from_this<GrammarStore::Wait> {
+ public:
+  Wait(DeadlineTimer* timer, CompileCallback done, absl::Duration time_limit, absl::Time start)
+      : timer_(timer), done_(std::move(done)), time_limit_(time_limit), start_(start) {}
+
+  // The cache's ticket, once GetOrComputeAsync has returned. A wait already
+  // answered by then leaves at once (it no longer keeps the compile alive).
+  void SetTicket(GrammarCache::Ticket ticket, bool leave_if_answered) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket_ = std::move(ticket);
+    has_ticket_ = true;
+    if (answered_ && leave_if_answered && !keep_compile_) ticket_.Leave();
+  }
+
+  void StartTimer(absl::Time deadline) {
+    const absl::Time limit = start_ + time_limit_;
+    const bool limit_first = limit <= deadline;
+    std::weak_ptr<Wait> weak = weak_from_this();
+    const uint64_t id =
+        timer_->Schedule(std::min(limit, deadline), [weak, limit_first, this_limit = time_limit_] {
+          std::shared_ptr<Wait> self = weak.lock();
+          if (self == nullptr) return;
+          if (limit_first) {
+            // The compile goes on (up to the server's limit) for the caller
+            // that asks again: this wait keeps it alive.
+            self->Answer(
+                absl::DeadlineExceededError(absl::StrCat(
+                    "compile did not finish within its time limit of ",
+                    absl::FormatDuration(this_limit),
+                    " (options.compile_time_limit, capped by --compile_time_limit); it goes on in "
+                    "the background up to --compile_time_limit and an identical request will "
+                    "find it cached once done")),
+                /*about_call=*/false, /*keep_compile=*/true);
+          } else {
+            self->Answer(absl::DeadlineExceededError(
+                             "the call's deadline passed while the grammar was compiling"),
+                         /*about_call=*/true, /*keep_compile=*/false);
+          }
+        });
+    std::lock_guard<std::mutex> lock(mu_);
+    timer_id_ = id;
+    if (answered_ && id != 0) timer_->Cancel(id);
+  }
+
+  // Admission refused to start the compute (then Finish comes at once).
+  void MarkRefused() { refused_.store(true); }
+
+  void Abandon() override {
+    Answer(absl::CancelledError("the caller went away before the compile finished"),
+           /*about_call=*/true, /*keep_compile=*/false);
+  }
+
+  // From the cache: the compile's outcome.
+  void Finish(absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar, bool cache_hit) {
+    if (!grammar.ok()) {
+      Answer(grammar.status(), /*about_call=*/refused_.load(), /*keep_compile=*/true);
+      return;
+    }
+    CompiledHandle out;
+    out.grammar = *std::move(grammar);
+    out.cache_hit = cache_hit;
+    out.wait_time = absl::Now() - start_;
+    Answer(std::move(out), false, true);
+  }
+
+  void Answer(absl::StatusOr<CompiledHandle> result, bool about_call, bool keep_compile) {
+    CompileCallback done;
+    uint64_t timer_id = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (answered_) return;
+      answered_ = true;
+      keep_compile_ = keep_compile;
+      done = std::move(done_);
+      timer_id = timer_id_;
+      if (has_ticket_ && !keep_compile) ticket_.Leave();
+    }
+    if (timer_id != 0) timer_->Cancel(timer_id);
+    std::move(done)(std::move(result), about_call);
+  }
+
+ private:
+  DeadlineTimer* const timer_;
+  std::mutex mu_;
+  CompileCallback done_;         // guarded by mu_
+  bool answered_ = false;        // guarded by mu_
+  bool keep_compile_ = false;    // guarded by mu_
+  bool has_ticket_ = false;      // guarded by mu_
+  GrammarCache::Ticket ticket_;  // guarded by mu_
+  uint64_t timer_id_ = 0;        // guarded by mu_
+  const absl::Duration time_limit_;
+  const absl::Time start_;
+  std::atomic<bool> refused_{false};
+};
+
 GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* metrics)
-    : metrics_(metrics), observer_(metrics) {
+    : options_(options), metrics_(metrics), observer_(metrics) {
   const size_t threads = options.compile_threads != 0
                              ? options.compile_threads
                              : std::max<size_t>(1, std::thread::hardware_concurrency());
@@ -20,11 +122,12 @@ GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* m
   cache_options.error_ttl = options.error_ttl;
   cache_options.sizer = [](const CompiledGrammar& g) { return g.SizeBytes(); };
   cache_options.observer = &observer_;
+  cache_options.cancel_abandoned = true;
   ThreadPool* pool = compile_pool_.get();
   cache_options.executor = [pool](absl::AnyInvocable<void() &&> task) {
     pool->Submit(std::move(task));
   };
-  cache_ = std::make_unique<ShardedLruCache<CompiledGrammar>>(std::move(cache_options));
+  cache_ = std::make_unique<GrammarCache>(std::move(cache_options));
   observer_.set_stats_source([cache = cache_.get()] { return cache->stats(); });
 }
 
@@ -33,56 +136,82 @@ GrammarStore::~GrammarStore() {
   compile_pool_.reset();
 }
 
-absl::StatusOr<CompiledHandle> GrammarStore::Compile(const CompileJob& job,
-                                                     std::shared_ptr<const Tokenizer> tokenizer,
-                                                     absl::Time deadline, bool* call_deadline) {
-  *call_deadline = false;
+absl::Status GrammarStore::Admit(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  size_t& mine = per_tenant_[tenant];
+  if (mine >= options_.max_queued_compiles_per_tenant) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(mine, " compiles of tenant \"", tenant, "\" are queued or running, its limit ",
+                     "(--max_queued_compiles_per_tenant); retry later"));
+  }
+  if (queued_ >= options_.max_queued_compiles) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(queued_, " compiles are queued or running, this server's limit ",
+                     "(--max_queued_compiles); retry later or on another replica"));
+  }
+  ++mine;
+  ++queued_;
+  return absl::OkStatus();
+}
+
+void GrammarStore::Release(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  auto it = per_tenant_.find(tenant);
+  if (it != per_tenant_.end() && --it->second == 0) per_tenant_.erase(it);
+  --queued_;
+}
+
+size_t GrammarStore::queued_compiles() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return queued_;
+}
+
+std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
+                                                        std::shared_ptr<const Tokenizer> tokenizer,
+                                                        const std::string& tenant,
+                                                        absl::Time deadline, CompileCallback done) {
   const absl::Time start = absl::Now();
+  auto wait = std::make_shared<Wait>(&timer_, std::move(done), job.time_limit, start);
   if (deadline <= start) {
     // The caller is gone: starting a compile for it would only burn CPU.
-    *call_deadline = true;
-    return absl::DeadlineExceededError("the call's deadline passed before the compile started");
+    wait->Answer(
+        absl::DeadlineExceededError("the call's deadline passed before the compile started"),
+        /*about_call=*/true, /*keep_compile=*/false);
+    return wait;
   }
-  const absl::Time limit = start + job.time_limit;
-  // Set by the compute if this call is the one that started it; shared
-  // because the compute may outlive this call (it runs on the pool).
+  // Set by the compute if this call is the one that started it.
   auto started_here = std::make_shared<std::atomic<bool>>(false);
   ServiceMetrics* metrics = metrics_;
-  auto compute = [spec = job.spec, options = job.options, kind = job.kind, tokenizer, metrics,
-                  started_here]() -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
+  auto compute = [this, spec = job.spec, options = job.options, kind = job.kind, tokenizer, metrics,
+                  started_here, tenant](const std::atomic<bool>& cancelled)
+      -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
     started_here->store(true);
+    CompileOptions run = options;
+    run.cancelled = &cancelled;
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-        CompiledGrammar::Compile(spec, options, tokenizer);
+        cancelled.load() ? absl::CancelledError(
+                               "compile cancelled before it started: no caller "
+                               "waits for it any more")
+                         : CompiledGrammar::Compile(spec, run, tokenizer);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     metrics->RecordCompile(kind, grammar.status(), took.count());
+    Release(tenant);
     return grammar;
   };
-  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-      cache_->GetOrCompute(job.handle, std::move(compute), std::min(deadline, limit));
-  const absl::Time end = absl::Now();
-  if (!grammar.ok()) {
-    if (grammar.status().code() == absl::StatusCode::kDeadlineExceeded && end >= limit &&
-        limit <= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "compile did not finish within its time limit of ", absl::FormatDuration(job.time_limit),
-          " (options.compile_time_limit, capped by --compile_time_limit); it goes on in the "
-          "background up to --compile_time_limit and an identical request will find it cached "
-          "once done"));
-    }
-    if (grammar.status().code() == absl::StatusCode::kDeadlineExceeded && end >= deadline) {
-      *call_deadline = true;
-      return absl::DeadlineExceededError(
-          "the call's deadline passed while the grammar was compiling; the compile goes on in "
-          "the background");
-    }
-    return grammar.status();
-  }
-  CompiledHandle out;
-  out.grammar = *std::move(grammar);
-  out.cache_hit = !started_here->load();
-  out.wait_time = end - start;
-  return out;
+  GrammarCache::Ticket ticket = cache_->GetOrComputeAsync(
+      job.handle, std::move(compute),
+      [wait, started_here](absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g) {
+        wait->Finish(std::move(g), !started_here->load());
+      },
+      [this, &tenant, &wait]() -> absl::Status {
+        absl::Status admitted = Admit(tenant);
+        if (!admitted.ok()) wait->MarkRefused();
+        return admitted;
+      });
+  wait->SetTicket(std::move(ticket), /*leave_if_answered=*/true);
+  wait->StartTimer(deadline);
+  return wait;
 }
 
 std::shared_ptr<const CompiledGrammar> GrammarStore::Find(const std::string& handle) {

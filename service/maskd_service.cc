@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "service/compile_reactor.h"
 #include "service/log.h"
 #include "service/status_convert.h"
 
@@ -104,19 +105,15 @@ grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* /*context*/,
   return recorder.Finish(grpc::Status::OK);
 }
 
-grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
-                                   v1::CompileResponse* response) {
-  RpcRecorder recorder(metrics_, "Compile");
-  const auto deadline = context->deadline();
-  // No deadline reads as the far future; keep it infinite for the cache.
-  const absl::Time rpc_deadline =
-      deadline >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365)
-          ? absl::InfiniteFuture()
-          : absl::FromChrono(deadline);
-  return recorder.Finish(compile_->Compile(*request, rpc_deadline, response));
+grpc::ServerUnaryReactor* MaskdService::Compile(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
+  // Counted (RPC outcome, latency) by the reactor. Tenant "" until callers
+  // carry identities.
+  return CompileReactor::Start(compile_, metrics_, context, request, response, /*tenant=*/"");
 }
 
-grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Session(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* MaskdService::Session(
     grpc::CallbackServerContext* context) {
   // Counted (active streams, RPC outcome) by the reactor, which outlives
   // this call.

@@ -79,6 +79,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   env.pool = server->step_pool_.get();
   env.metrics = server->metrics_.get();
   env.limits = options.session_limits;
+  env.limits.max_response_bytes = static_cast<size_t>(options.max_message_bytes);
   server->session_ = std::make_unique<SessionHandler>(env, options.session_idle_timeout);
   server->service_ =
       std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get(),
@@ -111,7 +112,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
 
   if (!options.metrics_listen.empty()) {
     try {
-      server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen, 1);
+      server->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+          "listening_ports", options.metrics_listen, "num_threads",
+          std::to_string(std::max(1, options.metrics_threads)), "request_timeout_ms",
+          std::to_string(
+              std::max<int64_t>(1, absl::ToInt64Milliseconds(options.metrics_request_timeout)))});
     } catch (const std::exception& error) {
       server->Shutdown(absl::ZeroDuration());
       return absl::UnavailableError(

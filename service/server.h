@@ -46,6 +46,11 @@ struct ServerOptions {
   SessionLimits session_limits;
   // A stream with no request for this long is ended; zero: never.
   absl::Duration session_idle_timeout = absl::Minutes(10);
+  // /metrics: threads serving it, and how long one waits for a scraper's
+  // request (or for it to read the answer), so a half-sent request holds
+  // one thread for that long at most instead of blocking every scraper.
+  int metrics_threads = 4;
+  absl::Duration metrics_request_timeout = absl::Seconds(5);
 };
 
 class Server {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "service/bounded_text.h"
 
 namespace maskd {
 namespace {
@@ -56,7 +57,7 @@ void SetTextPosition(std::string_view text, uint64_t offset, v1::TextPosition* p
 
 void FillError(const absl::Status& status, v1::Error* error) {
   error->set_code(static_cast<int32_t>(status.code()));
-  error->set_message(std::string(status.message()));
+  error->set_message(BoundedText(status.message()));
 }
 
 void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view spec_text,
@@ -65,7 +66,7 @@ void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view s
   switch (kind) {
     case SpecKind::kJsonSchema:
       if (std::string pointer = JsonPointerIn(status.message()); !pointer.empty()) {
-        error->mutable_location()->set_json_pointer(pointer);
+        error->mutable_location()->set_json_pointer(BoundedText(pointer));
       }
       break;
     case SpecKind::kRegex: {
