@@ -171,8 +171,8 @@ class ShardedLruCache {
   Ticket GetOrComputeAsync(std::string_view key, ComputeFn&& compute,
                            absl::AnyInvocable<void(Result) &&> done,
                            absl::FunctionRef<absl::Status()> admit = NoAdmission) {
-    return impl_->GetOrComputeAsync(impl_, key, std::forward<ComputeFn>(compute),
-                                    std::move(done), admit);
+    return impl_->GetOrComputeAsync(impl_, key, std::forward<ComputeFn>(compute), std::move(done),
+                                    admit);
   }
 
   // Counters and current size; cheap (no locks).
@@ -510,7 +510,9 @@ class ShardedLruCache {
       auto run = [self, key = std::string(key),
                   compute = std::decay_t<ComputeFn>(std::forward<ComputeFn>(compute)),
                   flight]() mutable {
-        auto bound = [&] { return compute(static_cast<const std::atomic<bool>&>(flight->cancelled)); };
+        auto bound = [&] {
+          return compute(static_cast<const std::atomic<bool>&>(flight->cancelled));
+        };
         (void)self->RunCompute(key, bound, *flight);
       };
       Ticket ticket(self, flight, id);

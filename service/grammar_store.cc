@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd {
 
@@ -193,7 +194,7 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
         cancelled.load() ? absl::CancelledError(
                                "compile cancelled before it started: no caller "
                                "waits for it any more")
-                         : CompiledGrammar::Compile(spec, run, tokenizer);
+                         : CompileGrammar(spec, run, tokenizer);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     metrics->RecordCompile(kind, grammar.status(), took.count());
     Release(tenant);

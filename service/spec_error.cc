@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "service/bounded_text.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd {
 namespace {
