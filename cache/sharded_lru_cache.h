@@ -141,6 +141,13 @@ class ShardedLruCache {
   // Drops every entry. Computes in flight are not affected.
   void Clear() { impl_->Clear(); }
 
+  // Values that grow after they are stored (a grammar's lazily built
+  // automata) were charged only their size at insert. Re-measures every
+  // value with options.sizer, charges the difference, and evicts least
+  // recently used entries of each shard past its budget (a value grown past
+  // a whole shard's budget goes itself; callers holding it keep it).
+  void Recharge() { impl_->Recharge(); }
+
   // The cached value or cached error for `key`; otherwise the result of a
   // compute, shared with every concurrent caller for the same key, which is
   // started now (running `compute`) unless one is already in flight (then
@@ -401,6 +408,41 @@ class ShardedLruCache {
         shard.index.clear();
         dropped.splice(dropped.end(), shard.lru);
         shard.bytes = 0;
+      }
+    }
+
+    void Recharge() {
+      for (size_t i = 0; i < shard_count; ++i) {
+        Shard& shard = shards[i];
+        // Measured outside the lock (a sizer may walk a large value).
+        std::vector<ValuePtr> values;
+        {
+          std::lock_guard<std::mutex> lock(shard.mu);
+          for (const Entry& e : shard.lru) {
+            if (e.value != nullptr) values.push_back(e.value);
+          }
+        }
+        absl::flat_hash_map<const Value*, size_t> sizes;
+        for (const ValuePtr& v : values) sizes[v.get()] = SizeOf(*v);
+        Aftermath after;
+        {
+          std::lock_guard<std::mutex> lock(shard.mu);
+          for (Entry& e : shard.lru) {
+            auto it = e.value != nullptr ? sizes.find(e.value.get()) : sizes.end();
+            if (it == sizes.end() || it->second == e.bytes) continue;
+            shard.bytes = shard.bytes - e.bytes + it->second;
+            counters.AddResident(static_cast<int64_t>(it->second) - static_cast<int64_t>(e.bytes),
+                                 0);
+            e.bytes = it->second;
+          }
+          while (shard.bytes > shard_budget && !shard.lru.empty()) {
+            auto victim = std::prev(shard.lru.end());
+            after.evicted_bytes.push_back(victim->bytes);
+            RemoveLocked(shard, victim, after);
+          }
+        }
+        Report(after);
+        // `values` (possibly the last references) go after the lock.
       }
     }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -130,11 +131,69 @@ GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* m
   };
   cache_ = std::make_unique<GrammarCache>(std::move(cache_options));
   observer_.set_stats_source([cache = cache_.get()] { return cache->stats(); });
+  if (options_.recharge_interval > absl::ZeroDuration()) {
+    recharger_ = std::thread([this] { RechargeLoop(); });
+  }
 }
 
 GrammarStore::~GrammarStore() {
+  {
+    std::lock_guard<std::mutex> lock(recharge_mu_);
+    stopping_ = true;
+  }
+  recharge_cv_.notify_all();
+  if (recharger_.joinable()) recharger_.join();
   // Finish queued compiles while the cache and the observer still exist.
   compile_pool_.reset();
+}
+
+void GrammarStore::RechargeLoop() {
+  const auto interval = absl::ToChronoNanoseconds(options_.recharge_interval);
+  std::unique_lock<std::mutex> lock(recharge_mu_);
+  while (!recharge_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
+    lock.unlock();
+    cache_->Recharge();
+    {
+      // Expired holds go too.
+      std::vector<std::shared_ptr<const CompiledGrammar>> dropped;
+      std::lock_guard<std::mutex> held_lock(held_mu_);
+      const absl::Time now = absl::Now();
+      for (auto it = held_.begin(); it != held_.end();) {
+        if (it->second.until <= now) {
+          dropped.push_back(std::move(it->second.grammar));
+          held_.erase(it++);
+        } else {
+          ++it;
+        }
+      }
+    }
+    lock.lock();
+  }
+}
+
+void GrammarStore::Hold(const std::string& handle, std::shared_ptr<const CompiledGrammar> grammar) {
+  std::shared_ptr<const CompiledGrammar> dropped;  // freed after the lock
+  std::lock_guard<std::mutex> lock(held_mu_);
+  if (held_.size() >= options_.max_oversized_held && !held_.contains(handle)) {
+    auto oldest = held_.begin();
+    for (auto it = held_.begin(); it != held_.end(); ++it) {
+      if (it->second.until < oldest->second.until) oldest = it;
+    }
+    if (oldest != held_.end()) {
+      dropped = std::move(oldest->second.grammar);
+      held_.erase(oldest);
+    }
+  }
+  if (options_.max_oversized_held == 0) return;
+  held_[handle] = Held{std::move(grammar), absl::Now() + options_.oversized_hold};
+}
+
+std::shared_ptr<const CompiledGrammar> GrammarStore::FindHeld(const std::string& handle) {
+  std::lock_guard<std::mutex> lock(held_mu_);
+  auto it = held_.find(handle);
+  if (it == held_.end() || it->second.until <= absl::Now()) return nullptr;
+  it->second.until = absl::Now() + options_.oversized_hold;
+  return it->second.grammar;
 }
 
 absl::Status GrammarStore::Admit(const std::string& tenant) {
@@ -180,11 +239,18 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
         /*about_call=*/true, /*keep_compile=*/false);
     return wait;
   }
+  if (std::shared_ptr<const CompiledGrammar> held = FindHeld(job.handle)) {
+    CompiledHandle out;
+    out.grammar = std::move(held);
+    out.cache_hit = true;
+    wait->Answer(std::move(out), false, false);
+    return wait;
+  }
   // Set by the compute if this call is the one that started it.
   auto started_here = std::make_shared<std::atomic<bool>>(false);
   ServiceMetrics* metrics = metrics_;
   auto compute = [this, spec = job.spec, options = job.options, kind = job.kind, tokenizer, metrics,
-                  started_here, tenant](const std::atomic<bool>& cancelled)
+                  started_here, tenant, handle = job.handle](const std::atomic<bool>& cancelled)
       -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
     started_here->store(true);
     CompileOptions run = options;
@@ -197,6 +263,10 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
                          : CompileGrammar(spec, run, tokenizer);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     metrics->RecordCompile(kind, grammar.status(), took.count());
+    // Too large for a cache shard: held, so the handle answered still opens.
+    if (grammar.ok() && (*grammar)->SizeBytes() > cache_->shard_budget_bytes()) {
+      Hold(handle, *grammar);
+    }
     Release(tenant);
     return grammar;
   };
@@ -216,7 +286,8 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
 }
 
 std::shared_ptr<const CompiledGrammar> GrammarStore::Find(const std::string& handle) {
-  return cache_->Get(handle);
+  if (std::shared_ptr<const CompiledGrammar> cached = cache_->Get(handle)) return cached;
+  return FindHeld(handle);
 }
 
 }  // namespace maskd

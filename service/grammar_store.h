@@ -13,10 +13,12 @@
 #ifndef MASKD_SERVICE_GRAMMAR_STORE_H_
 #define MASKD_SERVICE_GRAMMAR_STORE_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
@@ -43,6 +45,15 @@ struct GrammarStoreOptions {
   // per tenant (--max_queued_compiles_per_tenant).
   size_t max_queued_compiles = 256;
   size_t max_queued_compiles_per_tenant = 64;
+  // How often grammars' growth since they were cached (lazy DFA states,
+  // mask caches) is charged to the budget, evicting what no longer fits
+  // (ShardedLruCache::Recharge). Zero: never.
+  absl::Duration recharge_interval = absl::Seconds(1);
+  // A grammar larger than a cache shard's budget (1/16 of max_bytes) is not
+  // cached; it is held this long after its compile or last open so its
+  // handle still opens (at most max_oversized_held of them, oldest out).
+  absl::Duration oversized_hold = absl::Seconds(60);
+  size_t max_oversized_held = 4;
 };
 
 struct CompiledHandle {
@@ -99,6 +110,12 @@ class GrammarStore {
  private:
   class Wait;
 
+  // Keeps an oversized grammar for options_.oversized_hold.
+  void Hold(const std::string& handle, std::shared_ptr<const CompiledGrammar> grammar);
+  // The held grammar for `handle` (its hold renewed), or null.
+  std::shared_ptr<const CompiledGrammar> FindHeld(const std::string& handle);
+  void RechargeLoop();
+
   // Takes a queue place for `tenant`, or says which bound is reached.
   absl::Status Admit(const std::string& tenant);
   void Release(const std::string& tenant);
@@ -109,7 +126,17 @@ class GrammarStore {
   mutable std::mutex queue_mu_;
   size_t queued_ = 0;                                    // guarded by queue_mu_
   absl::flat_hash_map<std::string, size_t> per_tenant_;  // guarded by queue_mu_
+  struct Held {
+    std::shared_ptr<const CompiledGrammar> grammar;
+    absl::Time until;
+  };
+  std::mutex held_mu_;
+  absl::flat_hash_map<std::string, Held> held_;  // guarded by held_mu_
   DeadlineTimer timer_;
+  std::mutex recharge_mu_;
+  std::condition_variable recharge_cv_;
+  bool stopping_ = false;  // guarded by recharge_mu_
+  std::thread recharger_;
   // Declared after what compile tasks use (observer, metrics, queue) and
   // destroyed first: the pool runs its queued compiles before the rest goes.
   std::unique_ptr<ShardedLruCache<CompiledGrammar>> cache_;

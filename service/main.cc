@@ -71,6 +71,9 @@ ABSL_FLAG(int, metrics_threads, 4,
           "--metrics_request_timeout).");
 ABSL_FLAG(absl::Duration, metrics_request_timeout, absl::Seconds(5),
           "Longest /metrics waits for a scraper's request or for it to take the response.");
+ABSL_FLAG(absl::Duration, memory_release_interval, absl::Seconds(1),
+          "After a Session stream ends, return freed memory to the OS (malloc_trim) at most "
+          "this often; 0: never.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("maskd: constrained decoding as a gRPC service.");
@@ -146,6 +149,7 @@ int main(int argc, char** argv) {
       static_cast<size_t>(absl::GetFlag(FLAGS_max_tokens_per_op));
   options.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
   options.metrics_request_timeout = absl::GetFlag(FLAGS_metrics_request_timeout);
+  options.memory_release_interval = absl::GetFlag(FLAGS_memory_release_interval);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.preload = *std::move(preload);
   options.tokenizer_limits.max_tokenizer_json_bytes =

@@ -73,7 +73,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->compile_ =
       std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
                                        server->metrics_.get(), options.compile_limits);
+  server->releaser_ = std::make_unique<MemoryReleaser>(options.memory_release_interval);
   SessionEnv env;
+  env.releaser = server->releaser_.get();
   env.compiler = server->compile_.get();
   env.store = server->store_.get();
   env.pool = server->step_pool_.get();

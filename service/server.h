@@ -16,6 +16,7 @@
 #include "service/grammar_store.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
+#include "service/memory_release.h"
 #include "service/process_metrics.h"
 #include "service/service_metrics.h"
 #include "service/session_handler.h"
@@ -51,6 +52,9 @@ struct ServerOptions {
   // one thread for that long at most instead of blocking every scraper.
   int metrics_threads = 4;
   absl::Duration metrics_request_timeout = absl::Seconds(5);
+  // How often freed memory may be returned to the OS (malloc_trim after a
+  // stream ends); zero: never.
+  absl::Duration memory_release_interval = absl::Seconds(1);
 };
 
 class Server {
@@ -84,6 +88,7 @@ class Server {
   std::shared_ptr<ProcessCollector> process_collector_;
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
+  std::unique_ptr<MemoryReleaser> releaser_;
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionHandler> session_;
   std::unique_ptr<MaskdService> service_;

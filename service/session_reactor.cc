@@ -239,6 +239,8 @@ void SessionReactor::OnDone() {
   // The handler's reference goes last: `self` may destroy this object as the
   // function returns.
   std::shared_ptr<SessionReactor> self = handler_->Unregister(this);
+  // The stream's sequences go with it: let the allocator give them back.
+  if (env_.releaser != nullptr) env_.releaser->Note();
 }
 
 }  // namespace maskd

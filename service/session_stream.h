@@ -29,6 +29,7 @@
 #include "service/grammar_store.h"
 #include "service/mask_dictionary.h"
 #include "service/mask_encoding.h"
+#include "service/memory_release.h"
 #include "service/service_metrics.h"
 #include "service/thread_pool.h"
 
@@ -71,6 +72,8 @@ struct SessionEnv {
   GrammarStore* store = nullptr;
   ThreadPool* pool = nullptr;
   ServiceMetrics* metrics = nullptr;
+  // Told when a stream ends (its sequences freed); may be null.
+  MemoryReleaser* releaser = nullptr;
   SessionLimits limits;
 };
 

@@ -6,8 +6,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "service/bounded_text.h"
 #include "compiler/compile/compile.h"
+#include "service/bounded_text.h"
 
 namespace maskd {
 namespace {
