@@ -74,9 +74,10 @@ std::string FetchMetricsWithin(const std::string& address, int timeout_s) {
 class StreamAbuseTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = StartMaskd(
-        {absl::StrCat("--max_message_bytes=", kMaxMessageBytes), "--session_idle_timeout=2s",
-         "--metrics_threads=2", "--metrics_request_timeout=30s"});
+    absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server =
+        StartMaskd({absl::StrCat("--max_message_bytes=", kMaxMessageBytes),
+                    "--session_idle_timeout=2s", "--metrics_threads=2",
+                    "--metrics_request_timeout=30s", absl::StrCat("--cache_bytes=", kCacheBytes)});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = server->release();
     client_ = ClientOf(*server_).release();
