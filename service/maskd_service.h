@@ -10,7 +10,7 @@
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "service/compile_handler.h"
 #include "service/service_metrics.h"
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 #include "service/tokenizer_registry.h"
 
 namespace maskd {
@@ -23,7 +23,7 @@ class MaskdService final : public v1::Maskd::WithRawCallbackMethod_Compile<
  public:
   // All pointers must outlive the service.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile, SessionHandler* session);
+               const CompileHandler* compile, SessionRegistry* session);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
@@ -44,7 +44,7 @@ class MaskdService final : public v1::Maskd::WithRawCallbackMethod_Compile<
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
-  SessionHandler* session_;
+  SessionRegistry* session_;
 };
 
 }  // namespace maskd

@@ -82,7 +82,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   env.metrics = server->metrics_.get();
   env.limits = options.session_limits;
   env.limits.max_response_bytes = static_cast<size_t>(options.max_message_bytes);
-  server->session_ = std::make_unique<SessionHandler>(env, options.session_idle_timeout);
+  server->session_ = std::make_unique<SessionRegistry>(env, options.session_idle_timeout);
   server->service_ =
       std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get(),
                                      server->compile_.get(), server->session_.get());

@@ -8,7 +8,7 @@
 #include "service/bounded_text.h"
 #include "service/request_parse.h"
 #include "service/service_metrics.h"
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 
 namespace maskd {
 namespace {
@@ -28,9 +28,9 @@ grpc::Status ToGrpc(const absl::Status& status) {
 
 }  // namespace
 
-SessionReactor::SessionReactor(SessionHandler* handler, grpc::CallbackServerContext* context,
+SessionReactor::SessionReactor(SessionRegistry* registry, grpc::CallbackServerContext* context,
                                const SessionEnv& env, std::string tenant)
-    : handler_(handler),
+    : registry_(registry),
       context_(context),
       env_(env),
       tenant_(std::move(tenant)),
@@ -236,9 +236,9 @@ void SessionReactor::OnDone() {
   env_.metrics->RecordRpc("Session", code, lifetime.count());
   if (code != grpc::StatusCode::OK) env_.metrics->CountError(static_cast<absl::StatusCode>(code));
   env_.metrics->active_streams().Decrement();
-  // The handler's reference goes last: `self` may destroy this object as the
+  // The registry's reference goes last: `self` may destroy this object as the
   // function returns.
-  std::shared_ptr<SessionReactor> self = handler_->Unregister(this);
+  std::shared_ptr<SessionReactor> self = registry_->Unregister(this);
   // The stream's sequences go with it: let the allocator give them back.
   if (env_.releaser != nullptr) env_.releaser->Note();
 }

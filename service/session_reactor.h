@@ -33,11 +33,11 @@
 
 namespace maskd {
 
-class SessionHandler;
+class SessionRegistry;
 
 class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  SessionReactor(SessionHandler* handler, grpc::CallbackServerContext* context,
+  SessionReactor(SessionRegistry* registry, grpc::CallbackServerContext* context,
                  const SessionEnv& env, std::string tenant);
 
   // Starts reading, or ends the stream with `refusal` at once when set.
@@ -71,7 +71,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Calls Finish once; caller holds mu_.
   void FinishLocked(grpc::Status status);
 
-  SessionHandler* const handler_;
+  SessionRegistry* const registry_;
   grpc::CallbackServerContext* const context_;
   SessionEnv env_;
   const std::string tenant_;

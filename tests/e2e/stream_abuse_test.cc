@@ -20,6 +20,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "tests/e2e/e2e_support.h"
 
