@@ -211,10 +211,10 @@ TEST_F(CompileStormTest, InlineCompileOpenDoesNotStallOtherStreams) {
   v1::StepRequest slow_open;
   v1::SequenceOp* op = slow_open.add_ops();
   op->set_sequence_id(1);
-  // A fifth of the storm's size: long enough to step beside, short for ASan.
+  // 5,000 values: long enough to step beside, short enough under ASan.
   *op->mutable_open()->mutable_compile() = SlowRequest("inline");
   op->mutable_open()->mutable_compile()->mutable_spec()->set_json_schema(
-      SlowSchema("inline", 20000));
+      SlowSchema("inline", 5000));
   std::atomic<bool> slow_answered{false};
   v1::StepResponse slow_response;
   ASSERT_TRUE(slow->Write(slow_open));
@@ -222,7 +222,7 @@ TEST_F(CompileStormTest, InlineCompileOpenDoesNotStallOtherStreams) {
     EXPECT_TRUE(slow->Read(&slow_response));
     slow_answered = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the compile start
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the compile start
 
   int steps_while_compiling = 0;
   for (int i = 0; i < 1000 && !slow_answered.load(); ++i) {
