@@ -39,69 +39,60 @@ std::string EscapeOf(uint8_t b) {
   }
 }
 
-class Quoter {
- public:
-  explicit Quoter(ExprSet& pool) : pool_(pool) {}
-
-  ExprId Quote(ExprId e) {
-    if (auto it = memo_.find(e); it != memo_.end()) return it->second;
-    ExprId out = QuoteUncached(e);
-    memo_[e] = out;
-    return out;
-  }
-
- private:
-  ExprId QuoteUncached(ExprId e) {
-    switch (pool_.kind(e)) {
-      case ExprKind::kNothing:
-      case ExprKind::kEpsilon:
-        return e;
-      case ExprKind::kByteSet: {
-        // A copy: adding expressions below may move the pool's byte sets.
-        const regex::ByteSet set = pool_.GetByteSet(e);
-        regex::ByteSet plain;
-        std::vector<ExprId> alternatives;
-        for (int b = 0; b < 256; ++b) {
-          if (!set.Contains(static_cast<uint8_t>(b))) continue;
-          std::string escape = EscapeOf(static_cast<uint8_t>(b));
-          if (escape.empty()) {
-            plain.Add(static_cast<uint8_t>(b));
-          } else {
-            alternatives.push_back(pool_.Literal(escape));
-          }
-        }
-        alternatives.push_back(pool_.Bytes(plain));
-        return pool_.Or(alternatives);
-      }
-      case ExprKind::kConcat: {
-        auto args = pool_.Args(e);
-        std::vector<ExprId> parts(args.begin(), args.end());
-        for (ExprId& p : parts) p = Quote(p);
-        return pool_.Concat(parts);
-      }
-      case ExprKind::kOr:
-      case ExprKind::kAnd: {
-        auto args = pool_.Args(e);
-        std::vector<ExprId> parts(args.begin(), args.end());
-        for (ExprId& p : parts) p = Quote(p);
-        return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
-      }
-      case ExprKind::kNot:
-        // Complement within the encodings of all byte strings.
-        return pool_.And(Quote(ExprSet::kAnyByteString), pool_.Not(Quote(pool_.Args(e)[0])));
-      case ExprKind::kRepeat:
-        return pool_.Repeat(Quote(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
-    }
-    return ExprSet::kNothing;
-  }
-
-  ExprSet& pool_;
-  absl::flat_hash_map<ExprId, ExprId> memo_;
-};
-
 }  // namespace
 
-ExprId JsonQuote(ExprSet& pool, ExprId decoded) { return Quoter(pool).Quote(decoded); }
+ExprId JsonQuoter::Quote(ExprId e) {
+  if (auto it = memo_.find(e); it != memo_.end()) return it->second;
+  ExprId out = QuoteUncached(e);
+  memo_[e] = out;
+  return out;
+}
+
+ExprId JsonQuoter::QuoteUncached(ExprId e) {
+  switch (pool_.kind(e)) {
+    case ExprKind::kNothing:
+    case ExprKind::kEpsilon:
+      return e;
+    case ExprKind::kByteSet: {
+      // A copy: adding expressions below may move the pool's byte sets.
+      const regex::ByteSet set = pool_.GetByteSet(e);
+      regex::ByteSet plain;
+      std::vector<ExprId> alternatives;
+      for (int b = 0; b < 256; ++b) {
+        if (!set.Contains(static_cast<uint8_t>(b))) continue;
+        std::string escape = EscapeOf(static_cast<uint8_t>(b));
+        if (escape.empty()) {
+          plain.Add(static_cast<uint8_t>(b));
+        } else {
+          alternatives.push_back(pool_.Literal(escape));
+        }
+      }
+      alternatives.push_back(pool_.Bytes(plain));
+      return pool_.Or(alternatives);
+    }
+    case ExprKind::kConcat: {
+      auto args = pool_.Args(e);
+      std::vector<ExprId> parts(args.begin(), args.end());
+      for (ExprId& p : parts) p = Quote(p);
+      return pool_.Concat(parts);
+    }
+    case ExprKind::kOr:
+    case ExprKind::kAnd: {
+      auto args = pool_.Args(e);
+      std::vector<ExprId> parts(args.begin(), args.end());
+      for (ExprId& p : parts) p = Quote(p);
+      return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
+    }
+    case ExprKind::kNot:
+      // Complement within the encodings of all byte strings.
+      return pool_.And(Quote(ExprSet::kAnyByteString), pool_.Not(Quote(pool_.Args(e)[0])));
+    case ExprKind::kRepeat:
+      return pool_.Repeat(Quote(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
+  }
+  return ExprSet::kNothing;
+}
+
+ExprId JsonQuote(ExprSet& pool, ExprId decoded) { return JsonQuoter(pool).Quote(decoded); }
 
 std::string JsonQuoteLiteral(std::string_view s) {
   std::string out = "\"";

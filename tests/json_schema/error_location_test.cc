@@ -4,6 +4,7 @@
 // kind of place an error is made (parsing, normalization, rewriting of
 // combinators, lowering), each checked against the place its message names.
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,15 @@ absl::Status CompileError(SpecKind kind, const std::string& text) {
 }
 
 struct SchemaCase {
+  const char* name;  // the test's name
   const char* schema;
   absl::StatusCode code;
   const char* pointer;  // nullptr: no pointer (the message says "at the root")
 };
+
+// Printed as its name (gtest would print the bytes, addresses included, into
+// the CTest test names).
+void PrintTo(const SchemaCase& c, std::ostream* out) { *out << c.name; }
 
 class SchemaErrorLocationTest : public ::testing::TestWithParam<SchemaCase> {};
 
@@ -68,36 +74,40 @@ INSTANTIATE_TEST_SUITE_P(
     EveryStage, SchemaErrorLocationTest,
     ::testing::Values(
         // Parsing.
-        SchemaCase{R"({"type": )", absl::StatusCode::kInvalidArgument, "/"},
-        SchemaCase{R"({"properties": {"a": {"minLength": "x"}}})",
+        SchemaCase{"MalformedJson", R"({"type": )", absl::StatusCode::kInvalidArgument, "/"},
+        SchemaCase{"KeywordOfTheWrongType", R"({"properties": {"a": {"minLength": "x"}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a/minLength"},
-        SchemaCase{R"({"properties": {"a": {"frobnicate": 1}}})",
+        SchemaCase{"UnknownKeyword", R"({"properties": {"a": {"frobnicate": 1}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a"},
-        SchemaCase{R"({"properties": {"a": 3}})", absl::StatusCode::kInvalidArgument,
-                   "/properties/a"},
-        SchemaCase{R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})",
+        SchemaCase{"SchemaNotAnObject", R"({"properties": {"a": 3}})",
+                   absl::StatusCode::kInvalidArgument, "/properties/a"},
+        SchemaCase{"UnresolvableRef", R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a/$ref"},
-        SchemaCase{R"({"properties": {"a": {"$ref": "https://example.com/s.json"}}})",
+        SchemaCase{"RemoteRef", R"({"properties": {"a": {"$ref": "https://example.com/s.json"}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a/$ref"},
-        SchemaCase{R"({"items": {"const": 1, "enum": [2, 3]}})", absl::StatusCode::kInvalidArgument,
-                   "/items"},
+        SchemaCase{"ConstNotInEnum", R"({"items": {"const": 1, "enum": [2, 3]}})",
+                   absl::StatusCode::kInvalidArgument, "/items"},
         // Normalization: a root that matches nothing names the cause.
-        SchemaCase{"false", absl::StatusCode::kInvalidArgument, "/"},
-        SchemaCase{R"({"type": "object", "required": ["a"],
+        SchemaCase{"FalseRoot", "false", absl::StatusCode::kInvalidArgument, "/"},
+        SchemaCase{"RequiredPropertyMatchesNothing", R"({"type": "object", "required": ["a"],
                        "properties": {"a": {"type": "string", "minLength": 5, "maxLength": 2}}})",
                    absl::StatusCode::kInvalidArgument, "/properties/a"},
-        SchemaCase{R"({"$defs": {"x": {"$ref": "#/$defs/x"}}, "$ref": "#/$defs/x"})",
+        SchemaCase{"CircularRef", R"({"$defs": {"x": {"$ref": "#/$defs/x"}}, "$ref": "#/$defs/x"})",
                    absl::StatusCode::kInvalidArgument, "/$defs/x"},
         // Rewriting combinators: "not" without an exact complement.
-        SchemaCase{R"({"properties": {"a": {"not": {"patternProperties": {"x": true}}}}})",
+        SchemaCase{"NotWithoutComplement",
+                   R"({"properties": {"a": {"not": {"patternProperties": {"x": true}}}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a/not"},
         // Lowering.
-        SchemaCase{R"({"properties": {"a": {"type": "string", "format": "topic"}}})",
+        SchemaCase{"UnknownFormat",
+                   R"({"properties": {"a": {"type": "string", "format": "topic"}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a"},
-        SchemaCase{R"({"properties": {"a": {"type": "array", "uniqueItems": true}}})",
+        SchemaCase{"UniqueItems",
+                   R"({"properties": {"a": {"type": "array", "uniqueItems": true}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a"},
-        SchemaCase{R"({"type": "array", "uniqueItems": true})", absl::StatusCode::kUnimplemented,
-                   nullptr}));
+        SchemaCase{"UniqueItemsAtTheRoot", R"({"type": "array", "uniqueItems": true})",
+                   absl::StatusCode::kUnimplemented, nullptr}),
+    [](const ::testing::TestParamInfo<SchemaCase>& info) { return std::string(info.param.name); });
 
 TEST(RegexErrorLocationTest, PayloadIsTheOffsetTheMessageNames) {
   const absl::Status lookahead = CompileError(SpecKind::kRegex, "ab(?=c)");
@@ -135,26 +145,36 @@ std::string PointerInMessage(std::string_view message) {
 }
 
 // Every MaskBench refusal in a sample (the JSON Schema front end, as the
-// benchmark runs it) names the same place in its payload as in its message.
+// benchmark runs it) names the same place in its payload as the old text
+// search found, except where that search cut a key holding ": " or ")" short
+// (a patternProperties regex as a key): the payload has the whole pointer.
 TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
   absl::StatusOr<std::vector<maskbench::SchemaCase>> cases =
       maskbench::LoadMaskBench(testing::MaskBenchPath());
   ASSERT_TRUE(cases.ok()) << cases.status() << " (set MASKD_MASKBENCH)";
   int refusals = 0, with_pointer = 0;
-  for (size_t i : maskbench::DeterministicSample(cases->size(), 1500)) {
+  for (size_t i : maskbench::DeterministicSample(cases->size(), 600)) {
     const std::string& text = (*cases)[i].schema;
     absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, {});
     absl::Status status = schema.status();
     if (schema.ok()) status = json_schema::LowerSchema(*schema, {}).status();
     if (status.ok()) continue;
     ++refusals;
-    const std::string expected = PointerInMessage(status.message());
-    with_pointer += !expected.empty();
-    EXPECT_EQ(JsonPointerOf(status).value_or(""), expected) << (*cases)[i].name << ": " << status;
+    const std::string old_search = PointerInMessage(std::string(status.message()));
+    const std::string payload = JsonPointerOf(status).value_or("");
+    with_pointer += !payload.empty();
+    if (payload == old_search) continue;
+    // Only a cut key may differ: the payload continues the old result with
+    // ")" or ": ", and the message names the whole payload.
+    EXPECT_TRUE(
+        payload.size() > old_search.size() && payload.rfind(old_search, 0) == 0 &&
+        (payload[old_search.size()] == ')' || payload.compare(old_search.size(), 2, ": ") == 0))
+        << (*cases)[i].name << ": payload " << payload << ", old search " << old_search;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(" at " + payload));
   }
-  // The sample holds refusals of many kinds (about 8% of the schemas).
-  EXPECT_GT(refusals, 50);
-  EXPECT_GT(with_pointer, 50);
+  // The sample holds refusals of many kinds (about 8% of the schemas refuse).
+  EXPECT_GT(refusals, 20);
+  EXPECT_GT(with_pointer, 20);
 }
 
 TEST(SpecLocationTest, PayloadsRoundTripAndTheLastOneWins) {
