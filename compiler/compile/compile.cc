@@ -23,6 +23,10 @@ using Clock = std::chrono::steady_clock;
 // DeadlineExceeded once `deadline` has passed, naming the stage just done.
 absl::Status CheckDeadline(Clock::time_point deadline, const CompileOptions& options,
                            std::string_view stage) {
+  if (options.cancelled != nullptr && options.cancelled->load(std::memory_order_relaxed)) {
+    return absl::CancelledError(absl::StrCat("compile cancelled during ", std::string(stage),
+                                             ": no caller waits for it any more"));
+  }
   if (Clock::now() < deadline) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrCat("compile exceeded its time limit of ",
                                                   options.time_limit_ms, " ms during ",
@@ -51,6 +55,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
   json_schema::LowerOptions lower;
   lower.deadline = deadline;
+  lower.cancelled = options.cancelled;
   lower.whitespace = JsonWhitespace(options.whitespace);
   lower.max_whitespace_run = options.max_whitespace_run;
   lower.any_order_properties = options.property_order == PropertyOrder::kAnyOrder;

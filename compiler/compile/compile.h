@@ -6,6 +6,7 @@
 #ifndef MASKD_COMPILER_COMPILE_COMPILE_H_
 #define MASKD_COMPILER_COMPILE_COMPILE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -67,6 +68,10 @@ struct CompileOptions {
   // Budget for precomputed per-lexer-state masks (see mask_cache.h); past it
   // masks are computed by walking the whole token trie (0: always).
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
+  // When set and true, Compile stops at its next deadline check with
+  // Cancelled (the service raises it once no caller waits for the compile).
+  // Not part of what is compiled: never hashed into a handle.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct GrammarSpec {

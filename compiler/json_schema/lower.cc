@@ -659,6 +659,10 @@ class Lowering {
   // DeadlineExceeded naming `node` once the time limit has passed. Checked
   // per value and per object member: a single object can hold 40k properties.
   absl::Status CheckDeadline(const SchemaNode& node) const {
+    if (options_.cancelled != nullptr && options_.cancelled->load(std::memory_order_relaxed)) {
+      return absl::CancelledError(absl::StrCat("compile cancelled while lowering the schema",
+                                               At(node), ": no caller waits for it any more"));
+    }
     if (std::chrono::steady_clock::now() < options_.deadline) return absl::OkStatus();
     return AtNode(absl::DeadlineExceededError(absl::StrCat(
                       "compile exceeded its time limit while lowering the schema", At(node))),

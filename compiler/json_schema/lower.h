@@ -16,6 +16,7 @@
 #ifndef MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 #define MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -45,6 +46,9 @@ struct LowerOptions {
   uint32_t max_any_order_states = 100'000;
   // Past this, lowering stops with DeadlineExceeded (CompileOptions::time_limit_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // When set and true, lowering stops with Cancelled at the next deadline
+  // check (CompileOptions::cancelled).
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options);

@@ -262,6 +262,42 @@ TEST(SessionStreamLimitsTest, SequencesPerStreamAndOpsPerRequest) {
   }
 }
 
+// An advance carrying more tokens than --max_tokens_per_op fails alone,
+// leaving its sequence unchanged (one 8 MB request of 1M `[` tokens per
+// sequence grew the server by 1.9 GiB).
+TEST(SessionStreamLimitsTest, TokensPerOp) {
+  SessionLimits limits;
+  limits.max_tokens_per_op = 4;
+  SessionHarness harness(2, limits);
+  SessionStream stream(harness.env());
+  v1::StepRequest open;
+  v1::SequenceOp* op = open.add_ops();
+  op->set_sequence_id(1);
+  op->mutable_open()->mutable_compile()->set_tokenizer_id(harness.tokenizer().id());
+  op->mutable_open()->mutable_compile()->mutable_spec()->mutable_builtin_json();
+  v1::StepResponse response;
+  ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &response).ok());
+  ASSERT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+  const TokenId bracket = harness.tokenizer().Encode("[").at(0);
+
+  v1::StepRequest deep;
+  op = deep.add_ops();
+  op->set_sequence_id(1);
+  for (int i = 0; i < 5; ++i) op->mutable_advance()->add_tokens(bracket);
+  response.Clear();
+  ASSERT_TRUE(stream.Step(deep, absl::InfiniteFuture(), &response).ok());
+  EXPECT_EQ(response.results(0).error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(response.results(0).error().message(), HasSubstr("--max_tokens_per_op"));
+  EXPECT_EQ(response.results(0).tokens_accepted(), 0u);
+
+  // Four are within the limit, and the sequence had taken none before.
+  op->mutable_advance()->mutable_tokens()->RemoveLast();
+  response.Clear();
+  ASSERT_TRUE(stream.Step(deep, absl::InfiniteFuture(), &response).ok());
+  EXPECT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+  EXPECT_EQ(response.results(0).tokens_accepted(), 4u);
+}
+
 }  // namespace
 }  // namespace maskd
 
