@@ -124,10 +124,13 @@ class Lowering {
     return *Token(pool_.Literal(text), text, /*literal=*/true);
   }
   absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
-    absl::StatusOr<ExprId> re =
-        regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kFullMatch);
+    absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kFullMatch);
     if (!re.ok()) return re.status();
     return Token(*re, name);
+  }
+  absl::StatusOr<ExprId> ParseRegex(std::string_view pattern, regex::ExprSet* pool,
+                                    regex::MatchMode mode) {
+    return regex::ParseEcmaRegex(pattern, pool, mode, options_.max_regex_nesting);
   }
   void Rule(NonterminalId lhs, std::vector<Symbol> rhs) { builder_.AddRule(lhs, std::move(rhs)); }
 
@@ -265,18 +268,17 @@ class Lowering {
     }
     if (!re.ok())
       return absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node)));
-    absl::StatusOr<ExprId> numbers =
-        regex::ParseEcmaRegex(*re, &pool_, regex::MatchMode::kFullMatch);
+    absl::StatusOr<ExprId> numbers = ParseRegex(*re, &pool_, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
     if (decimal_places) {
       absl::StatusOr<ExprId> places =
-          regex::ParseEcmaRegex(*decimal_places, &pool_, regex::MatchMode::kFullMatch);
+          ParseRegex(*decimal_places, &pool_, regex::MatchMode::kFullMatch);
       if (!places.ok()) return places.status();
       *numbers = pool_.And(*numbers, *places);
     }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
-          regex::ParseEcmaRegex(NonIntegerNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
+          ParseRegex(NonIntegerNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
       if (!non_integers.ok()) return non_integers.status();
       *numbers = pool_.And(*numbers, *non_integers);
     }
@@ -287,8 +289,7 @@ class Lowering {
       NumericBound bound{v.number(), false};
       absl::StatusOr<std::string> value_re = NumberRangeRegex(bound, bound);
       if (!value_re.ok()) return value_re.status();
-      absl::StatusOr<ExprId> value =
-          regex::ParseEcmaRegex(*value_re, &pool_, regex::MatchMode::kFullMatch);
+      absl::StatusOr<ExprId> value = ParseRegex(*value_re, &pool_, regex::MatchMode::kFullMatch);
       if (!value.ok()) return value.status();
       excluded.push_back(*value);
     }
@@ -314,7 +315,7 @@ class Lowering {
                        node.max_length ? cap(*node.max_length) : ExprSet::kUnbounded);
     }
     for (const std::string& pattern : node.patterns) {
-      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return absl::Status(re.status().code(),
                             absl::StrCat("pattern", At(node), ": ", re.status().message()));
@@ -322,7 +323,7 @@ class Lowering {
       e = pool_.And(e, *re);
     }
     for (const std::string& pattern : node.not_patterns) {
-      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return absl::Status(re.status().code(),
                             absl::StrCat("\"not\" pattern", At(node), ": ", re.status().message()));
@@ -338,7 +339,7 @@ class Lowering {
       absl::StatusOr<FormatLanguage> format = FormatPattern(*node.format);
       if (format.ok()) {
         absl::StatusOr<ExprId> re =
-            regex::ParseEcmaRegex(format->pattern, &pool_, regex::MatchMode::kFullMatch);
+            ParseRegex(format->pattern, &pool_, regex::MatchMode::kFullMatch);
         if (!re.ok()) return re.status();
         e = pool_.And(e, *re);
         if (format->max_length) {
@@ -466,7 +467,7 @@ class Lowering {
     }
     std::vector<ExprId> patterns;
     for (const auto& [pattern, value] : node.pattern_properties) {
-      absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return absl::Status(re.status().code(), absl::StrCat("patternProperties", At(node), ": ",
                                                              re.status().message()));

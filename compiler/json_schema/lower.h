@@ -34,6 +34,8 @@ struct LowerOptions {
   // properties multiplies nonterminals).
   uint32_t max_nonterminals = 200'000;
   uint64_t max_string_min_length = 100'000;
+  // Deepest group nesting of a pattern (CompileOptions::max_recursion_depth).
+  int max_regex_nesting = 128;
   // Past this, lowering stops with DeadlineExceeded (CompileOptions::time_limit_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
