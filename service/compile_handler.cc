@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "compiler/compile/compile.h"
 #include "google/protobuf/util/time_util.h"
 #include "service/spec_error.h"
 #include "service/status_convert.h"

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "compiler/compile/compile.h"
 #include "grpcpp/support/status.h"
 #include "maskd/v1/compile.pb.h"
 #include "service/compile_request.h"

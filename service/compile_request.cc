@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd {
 namespace {

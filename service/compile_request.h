@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "compiler/matcher/grammar_spec.h"
+#include "compiler/compile/compile.h"
 #include "maskd/v1/compile.pb.h"
 
 namespace maskd {

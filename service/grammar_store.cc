@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd {
 
@@ -53,7 +54,7 @@ absl::StatusOr<CompiledHandle> GrammarStore::Compile(const CompileJob& job,
     started_here->store(true);
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-        CompiledGrammar::Compile(spec, options, tokenizer);
+        CompileGrammar(spec, options, tokenizer);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     metrics->RecordCompile(kind, grammar.status(), took.count());
     return grammar;

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "service/mask_encoding.h"
 #include "service/spec_error.h"

@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd {
 namespace {

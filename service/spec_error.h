@@ -5,7 +5,7 @@
 #define MASKD_SERVICE_SPEC_ERROR_H_
 
 #include "absl/status/status.h"
-#include "compiler/matcher/grammar_spec.h"
+#include "compiler/compile/compile.h"
 #include "maskd/v1/common.pb.h"
 
 namespace maskd {

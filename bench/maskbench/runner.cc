@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd::maskbench {
 namespace {
@@ -122,7 +123,7 @@ SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema.schema;
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-      CompiledGrammar::Compile(spec, options.compile, tokenizer);
+      CompileGrammar(spec, options.compile, tokenizer);
   result.compile_ns = NanosSince(schema_start);
   if (!grammar.ok()) {
     result.verdict = grammar.status().code() == absl::StatusCode::kDeadlineExceeded

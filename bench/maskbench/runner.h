@@ -12,6 +12,7 @@
 
 #include "bench/maskbench/maskbench_data.h"
 #include "bench/maskbench/stats.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 
 namespace maskd::maskbench {

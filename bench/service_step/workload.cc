@@ -4,6 +4,7 @@
 
 #include "bench/maskbench/maskbench_data.h"
 #include "clients/cpp/spec.h"
+#include "compiler/compile/compile.h"
 
 namespace maskd::service_bench {
 namespace {
@@ -38,7 +39,7 @@ absl::StatusOr<Workload> BuildWorkload(const client::MaskdClient& client,
     spec.kind = SpecKind::kJsonSchema;
     spec.text = schema.schema;
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> local =
-        CompiledGrammar::Compile(spec, CompileOptions(), tokenizer);
+        CompileGrammar(spec, CompileOptions(), tokenizer);
     if (!local.ok()) continue;
     // Valid instances the engine accepts to the end (MaskBench's rare
     // validation errors would end a sequence early on both sides alike).

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/matcher/grammar_ir.h"
+#include "compiler/grammar/grammar_ir.h"
 
 namespace maskd {
 

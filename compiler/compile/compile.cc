@@ -1,6 +1,8 @@
-// CompiledGrammar::Compile: the one place that knows every front end. It turns
-// a spec into grammar IR with the right front end, then hands the IR to the
-// automata stage (CompiledGrammarImpl::FromIr).
+// CompileGrammar: the one place that knows every front end. It turns a spec
+// into grammar IR with the right front end, then hands the IR to the automata
+// stage (CompiledGrammarImpl::FromIr).
+#include "compiler/compile/compile.h"
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -10,7 +12,6 @@
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
-#include "compiler/matcher/matcher.h"
 #include "compiler/regex/ecma_regex.h"
 
 namespace maskd {
@@ -86,7 +87,7 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
+absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
     const GrammarSpec& spec, const CompileOptions& options,
     std::shared_ptr<const Tokenizer> tokenizer) {
   const auto started = Clock::now();
@@ -104,8 +105,11 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
+  AutomataLimits limits;
+  limits.memory_limit_bytes = options.memory_limit_bytes;
+  limits.mask_cache_bytes = options.mask_cache_bytes;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =
-      CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), options, started);
+      CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), limits, started);
   if (!compiled.ok()) return compiled.status();
   if (absl::Status s = CheckDeadline(deadline, options, "automata construction"); !s.ok()) {
     return s;

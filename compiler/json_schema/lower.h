@@ -20,8 +20,8 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "compiler/grammar/grammar_ir.h"
 #include "compiler/json_schema/schema.h"
-#include "compiler/matcher/grammar_ir.h"
 
 namespace maskd::json_schema {
 

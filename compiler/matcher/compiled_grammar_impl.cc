@@ -8,7 +8,7 @@
 namespace maskd {
 
 absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::FromIr(
-    GrammarIr ir, std::shared_ptr<const Tokenizer> tokenizer, const CompileOptions& options,
+    GrammarIr ir, std::shared_ptr<const Tokenizer> tokenizer, const AutomataLimits& limits,
     std::chrono::steady_clock::time_point started) {
   absl::StatusOr<std::shared_ptr<const Grammar>> grammar = ir.builder.Build();
   if (!grammar.ok()) return grammar.status();
@@ -26,9 +26,9 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   g->vocab_ = *std::move(vocab);
   g->pool_ = std::move(ir.pool);
   regex::LazyDfa::Options dfa_options;
-  dfa_options.max_memory_bytes = options.memory_limit_bytes;
+  dfa_options.max_memory_bytes = limits.memory_limit_bytes;
   g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);
-  g->mask_cache_ = std::make_unique<MaskCache>(options.mask_cache_bytes);
+  g->mask_cache_ = std::make_unique<MaskCache>(limits.mask_cache_bytes);
   g->stats_.lexemes = static_cast<uint32_t>(g->grammar_->num_lexemes());
   g->stats_.rules = static_cast<uint32_t>(g->grammar_->num_rules());
   g->stats_.ignored_keywords = std::move(ir.ignored_keywords);

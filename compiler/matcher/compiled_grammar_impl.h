@@ -7,13 +7,14 @@
 #define MASKD_COMPILER_MATCHER_COMPILED_GRAMMAR_IMPL_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
 #include "compiler/grammar/grammar.h"
+#include "compiler/grammar/grammar_ir.h"
 #include "compiler/grammar/lexeme_set.h"
-#include "compiler/matcher/grammar_ir.h"
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/matcher/vocab_index.h"
@@ -21,13 +22,23 @@
 
 namespace maskd {
 
+// The budgets of the automata stage (the compile layer fills them from its
+// CompileOptions).
+struct AutomataLimits {
+  // The lexer DFA's memory; past it the DFA stops growing (status() says so).
+  uint64_t memory_limit_bytes = uint64_t{1} << 30;
+  // Precomputed per-lexer-state masks (see mask_cache.h); past it masks are
+  // computed by walking the whole token trie (0: always).
+  uint64_t mask_cache_bytes = uint64_t{64} << 20;
+};
+
 class CompiledGrammarImpl final : public CompiledGrammar {
  public:
   // Builds the grammar, checks that no lexeme matches the empty string (the
   // lexer needs every lexeme to consume a byte) and sets up the lexer.
   // `started` is when the whole compile began (for CompileStats).
   static absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> FromIr(
-      GrammarIr ir, std::shared_ptr<const Tokenizer> tokenizer, const CompileOptions& options,
+      GrammarIr ir, std::shared_ptr<const Tokenizer> tokenizer, const AutomataLimits& limits,
       std::chrono::steady_clock::time_point started);
 
   const CompileStats& stats() const override { return stats_; }

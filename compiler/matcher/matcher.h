@@ -7,7 +7,8 @@
 //
 // A CompiledGrammar is immutable and shared by any number of matchers on any
 // number of threads; a Matcher is owned by one sequence and used by one thread
-// at a time.
+// at a time. Grammars are compiled from a spec by CompileGrammar
+// (compiler/compile/compile.h), the layer above this one.
 #ifndef MASKD_COMPILER_MATCHER_MATCHER_H_
 #define MASKD_COMPILER_MATCHER_MATCHER_H_
 
@@ -20,7 +21,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/matcher/grammar_spec.h"
 #include "compiler/tokenizer/tokenizer.h"
 
 namespace maskd {
@@ -36,20 +36,13 @@ struct CompileStats {
 
 class CompiledGrammar {
  public:
-  // Errors: InvalidArgument naming the malformed or unsupported part (a JSON
-  // pointer into a schema, an offset into a regex, line:column into a grammar),
-  // DeadlineExceeded / ResourceExhausted past the options' limits.
-  static absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(
-      const GrammarSpec& spec, const CompileOptions& options,
-      std::shared_ptr<const Tokenizer> tokenizer);
-
   virtual ~CompiledGrammar() = default;
   virtual const CompileStats& stats() const = 0;
   virtual const Tokenizer& tokenizer() const = 0;
   // Current memory use, growing as lazily built automata fill in.
   virtual size_t SizeBytes() const = 0;
   // OK, or why a lazily built automaton hit a limit after Compile returned
-  // (the lexer DFA's state or memory budget, CompileOptions::memory_limit_bytes).
+  // (the lexer DFA's state or memory budget, AutomataLimits::memory_limit_bytes).
   // Growth stops there; masks computed since may lack tokens (never hold extra
   // ones), so a caller seeing an error must fail the sequence, not trust them.
   virtual absl::Status status() const = 0;

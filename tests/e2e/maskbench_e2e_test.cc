@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "bench/maskbench/maskbench_data.h"
 #include "clients/cpp/spec.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_support.h"
@@ -141,7 +142,7 @@ TEST_P(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
     spec.kind = SpecKind::kJsonSchema;
     spec.text = schema.schema;
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> engine =
-        CompiledGrammar::Compile(spec, engine_options, *tokenizer);
+        CompileGrammar(spec, engine_options, *tokenizer);
     absl::StatusOr<client::CompileResult> remote =
         client->Compile(info->tokenizer_id(), client::JsonSchemaSpec(schema.schema), wire_options);
     ASSERT_EQ(remote.ok(), engine.ok())

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/matcher/grammar_spec.h"
+#include "compiler/compile/compile.h"
 #include "tests/matcher/fake_tokenizer.h"
 
 namespace maskd::fuzz {

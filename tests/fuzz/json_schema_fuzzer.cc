@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "tests/fuzz/fuzz_vocab.h"
 
@@ -23,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 0) options.whitespace = static_cast<WhitespaceMode>(data[size - 1] % 3);
   auto tokenizer = fuzz::FuzzVocab();
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-      CompiledGrammar::Compile(spec, options, tokenizer);
+      CompileGrammar(spec, options, tokenizer);
   if (!grammar.ok()) {
     if (grammar.status().message().empty()) std::abort();  // Errors must say why.
     return 0;

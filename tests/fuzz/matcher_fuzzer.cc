@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "tests/fuzz/fuzz_vocab.h"
 
@@ -48,8 +49,7 @@ std::vector<std::shared_ptr<const CompiledGrammar>> BuildGrammars() {
     spec.kind = kind;
     spec.text = text;
     if (kind == SpecKind::kChoices) spec.choices = {"yes", "no", "n/a", "nothing"};
-    auto g =
-        CompiledGrammar::Compile(spec, maskd::fuzz::FuzzCompileOptions(), maskd::fuzz::FuzzVocab());
+    auto g = CompileGrammar(spec, maskd::fuzz::FuzzCompileOptions(), maskd::fuzz::FuzzVocab());
     if (!g.ok()) std::abort();  // The fixed set must compile.
     out.push_back(*g);
   }

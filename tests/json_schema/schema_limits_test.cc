@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,7 +33,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileSchema(
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema;
-  return CompiledGrammar::Compile(spec, options, Vocab());
+  return CompileGrammar(spec, options, Vocab());
 }
 
 // `text` is a complete instance of the grammar.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/regex/ecma_regex.h"
 #include "compiler/regex/expr_set.h"
@@ -76,7 +77,7 @@ TEST(CompileRegexTest, MasksMatchDerivativeOracleAndRe2OnCompleteStrings) {
     GrammarSpec spec;
     spec.kind = SpecKind::kRegex;
     spec.text = pattern;
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+    auto g = CompileGrammar(spec, CompileOptions(), tok);
     ASSERT_TRUE(g.ok()) << pattern << ": " << g.status();
     regex::ExprSet oracle_pool;
     const regex::ExprId oracle =
@@ -100,7 +101,7 @@ TEST(CompileChoicesTest, MasksAllowExactlyPrefixesOfChoices) {
   GrammarSpec spec;
   spec.kind = SpecKind::kChoices;
   spec.choices = choices;
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(g.ok()) << g.status();
   auto viable = [&](const std::string& s) {
     for (const std::string& c : choices) {
@@ -123,7 +124,7 @@ TEST(CompileTest, JumpForwardGivesForcedBytesAndTheirTokens) {
   GrammarSpec spec;
   spec.kind = SpecKind::kRegex;
   spec.text = "hello(x|)";
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(g.ok()) << g.status();
   auto m = Matcher::Create(*g);
   JumpForward jf = m->ComputeJumpForward();
@@ -141,21 +142,21 @@ TEST(CompileTest, BadSpecsGivePreciseErrors) {
   GrammarSpec spec;
   spec.kind = SpecKind::kRegex;
   spec.text = "a(?=b)";
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(g.status().message()).find("look"), std::string::npos) << g.status();
   spec.text = "a(b";
-  g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  g = CompileGrammar(spec, CompileOptions(), tok);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   spec.kind = SpecKind::kChoices;
   spec.choices.clear();
-  g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  g = CompileGrammar(spec, CompileOptions(), tok);
   EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
   // A regex whose language is empty cannot trap the model: it is refused.
   spec.kind = SpecKind::kRegex;
   spec.text = "a[^\\s\\S]";
-  g = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  g = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(std::string(g.status().message()).find("matches nothing"), std::string::npos)
       << g.status();

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/matcher/matcher.h"
+#include "compiler/compile/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/matcher/fake_tokenizer.h"
@@ -62,7 +62,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileOnServiceStack(
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> out =
       absl::InternalError("compile thread did not run");
   RunOnThreadWithStack(kServiceStackBytes,
-                       [&] { out = CompiledGrammar::Compile(spec, options, Vocab()); });
+                       [&] { out = CompileGrammar(spec, options, Vocab()); });
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -28,7 +29,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileWithLimit(
   spec.text = kBlowUp;
   CompileOptions options;
   options.memory_limit_bytes = memory_limit_bytes;
-  return CompiledGrammar::Compile(spec, options, vocab);
+  return CompileGrammar(spec, options, vocab);
 }
 
 TEST(DfaBudgetTest, GrowthPastTheMemoryLimitIsReportedAndBounded) {

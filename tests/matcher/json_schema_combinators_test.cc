@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/json_schema/json_value.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/matcher.h"
@@ -96,7 +97,7 @@ void ExpectExact(const std::string& schema_text) {
   spec.text = schema_text;
   CompileOptions options;
   options.strict = false;
-  auto g = CompiledGrammar::Compile(spec, options, ByteVocab());
+  auto g = CompileGrammar(spec, options, ByteVocab());
   ASSERT_TRUE(g.ok()) << schema_text << ": " << g.status();
   int valid = 0, invalid = 0;
   for (const JsonValue& v : Universe()) {
@@ -185,7 +186,7 @@ TEST(JsonSchemaCombinatorsTest, AnyOfBesidePropertiesKeepsTheirOrder) {
   spec.kind = SpecKind::kJsonSchema;
   spec.text = R"({"type": "object", "properties": {"a": {}, "b": {}},
                   "anyOf": [{"properties": {"b": {"type": "integer"}}, "required": ["b"]}]})";
-  auto g = CompiledGrammar::Compile(spec, CompileOptions(), ByteVocab());
+  auto g = CompileGrammar(spec, CompileOptions(), ByteVocab());
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_TRUE(Accepts(*g, R"({"a": 1, "b": 2})"));
   EXPECT_FALSE(Accepts(*g, R"({"a": 1, "b": "x"})"));
@@ -220,7 +221,7 @@ TEST(JsonSchemaCombinatorsTest, RefusalsNameTheKeywordAndPointer) {
     GrammarSpec spec;
     spec.kind = SpecKind::kJsonSchema;
     spec.text = schema;
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), ByteVocab());
+    auto g = CompileGrammar(spec, CompileOptions(), ByteVocab());
     ASSERT_FALSE(g.ok()) << schema;
     EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << g.status();
     EXPECT_NE(std::string(g.status().message()).find(expected), std::string::npos)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/matcher/fake_tokenizer.h"
@@ -110,7 +111,7 @@ TEST(JsonSchemaLoweringTest, DocumentsAcceptedAndRejected) {
     GrammarSpec spec;
     spec.kind = SpecKind::kJsonSchema;
     spec.text = c.schema;
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), ByteVocab());
+    auto g = CompileGrammar(spec, CompileOptions(), ByteVocab());
     ASSERT_TRUE(g.ok()) << c.schema << ": " << g.status();
     for (const std::string& doc : c.accepted)
       EXPECT_TRUE(Accepts(*g, doc)) << c.schema << " " << doc;
@@ -125,13 +126,13 @@ TEST(JsonSchemaLoweringTest, WhitespaceModes) {
   spec.text = R"({"type":"array","items":{"type":"integer"}})";
   CompileOptions compact;
   compact.whitespace = WhitespaceMode::kCompact;
-  auto g = CompiledGrammar::Compile(spec, compact, ByteVocab());
+  auto g = CompileGrammar(spec, compact, ByteVocab());
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_TRUE(Accepts(*g, "[1,2]"));
   EXPECT_FALSE(Accepts(*g, "[1, 2]"));
   CompileOptions bounded;
   bounded.max_whitespace_run = 3;
-  g = CompiledGrammar::Compile(spec, bounded, ByteVocab());
+  g = CompileGrammar(spec, bounded, ByteVocab());
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_TRUE(Accepts(*g, " [1,   2\n]"));
   EXPECT_FALSE(Accepts(*g, "[1,    2]"));  // a 4-byte gap
@@ -151,7 +152,7 @@ TEST(JsonSchemaLoweringTest, RefusalsNameTheKeywordAndPointer) {
     GrammarSpec spec;
     spec.kind = SpecKind::kJsonSchema;
     spec.text = schema;
-    auto g = CompiledGrammar::Compile(spec, CompileOptions(), ByteVocab());
+    auto g = CompileGrammar(spec, CompileOptions(), ByteVocab());
     ASSERT_FALSE(g.ok()) << schema;
     EXPECT_NE(std::string(g.status().message()).find(expected), std::string::npos)
         << schema << ": " << g.status();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/mask_cache.h"
@@ -85,7 +86,7 @@ std::shared_ptr<const CompiledGrammarImpl> CompileImpl(const std::string& schema
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema;
-  auto compiled = CompiledGrammar::Compile(spec, options, std::move(tok));
+  auto compiled = CompileGrammar(spec, options, std::move(tok));
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   if (!compiled.ok()) return nullptr;
   return std::static_pointer_cast<const CompiledGrammarImpl>(*compiled);

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/matcher/fake_tokenizer.h"
@@ -37,12 +38,12 @@ TEST(MatcherConcurrencyTest, SharedGrammarGivesTheSameMasksOnEveryThread) {
       "items":{"type":"integer"}}},"additionalProperties":{"type":"boolean"}})";
   const std::string text = R"({"a": "xab\\e", "b": [1, 12], "ab": true})";
   const size_t words = (tok->vocab_size() + 31) / 32;
-  auto reference_grammar = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto reference_grammar = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(reference_grammar.ok()) << reference_grammar.status();
   const auto expected = MasksAlong(*reference_grammar, text, words);
 
   // A fresh grammar, so its lazy parts are built by the racing threads.
-  auto shared = CompiledGrammar::Compile(spec, CompileOptions(), tok);
+  auto shared = CompileGrammar(spec, CompileOptions(), tok);
   ASSERT_TRUE(shared.ok());
   std::vector<std::vector<std::vector<uint32_t>>> got(4);
   std::vector<std::thread> threads;

@@ -151,7 +151,7 @@ class MatcherOracleTest : public ::testing::TestWithParam<uint64_t> {};
 INSTANTIATE_TEST_SUITE_P(MaskCacheBudget, MatcherOracleTest, ::testing::Values(64u << 20, 0u));
 
 TEST_P(MatcherOracleTest, RandomGrammarsAndVocabulariesMatchBruteForce) {
-  CompileOptions options;
+  AutomataLimits options;
   options.mask_cache_bytes = GetParam();
   int compiled = 0, steps_checked = 0;
   for (int seed = 0; seed < 300; ++seed) {
@@ -220,7 +220,7 @@ TEST(MatcherRollbackTest, RollbackAndCloneRestoreIdenticalMasks) {
   for (int seed = 0; seed < 100; ++seed) {
     std::mt19937 rng(1000 + seed);
     Case c = MakeCase(rng, 1000 + seed);
-    auto g = CompiledGrammarImpl::FromIr(std::move(c.ir), c.tokenizer, CompileOptions(),
+    auto g = CompiledGrammarImpl::FromIr(std::move(c.ir), c.tokenizer, AutomataLimits(),
                                          std::chrono::steady_clock::now());
     if (!g.ok()) continue;
     MatcherOptions options;
@@ -267,7 +267,7 @@ TEST(MatcherTest, SpecialTokensAreNeverAllowedAndEosEndsTheSequence) {
   ir.builder.AddRule(s, {Symbol::Lexeme(la), Symbol::Nonterminal(s)});
   ir.builder.AddRule(s, {Symbol::Lexeme(la)});
   ir.builder.SetStart(s);
-  auto g = CompiledGrammarImpl::FromIr(std::move(ir), tokenizer, CompileOptions(),
+  auto g = CompiledGrammarImpl::FromIr(std::move(ir), tokenizer, AutomataLimits(),
                                        std::chrono::steady_clock::now());
   ASSERT_TRUE(g.ok()) << g.status();
   auto m = Matcher::Create(*g);

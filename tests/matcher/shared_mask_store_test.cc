@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/matcher/shared_mask_store.h"
 #include "compiler/regex/expr_set.h"
@@ -135,8 +136,8 @@ TEST(SharedMaskStoreTest, GrammarsSharingWalksGiveTheMasksOfTheUncachedWalk) {
       GrammarSpec spec;
       spec.kind = SpecKind::kJsonSchema;
       spec.text = Schemas()[i];
-      auto a = CompiledGrammar::Compile(spec, cached, tok);
-      auto b = CompiledGrammar::Compile(spec, uncached, tok);
+      auto a = CompileGrammar(spec, cached, tok);
+      auto b = CompileGrammar(spec, uncached, tok);
       ASSERT_TRUE(a.ok()) << a.status();
       ASSERT_TRUE(b.ok()) << b.status();
       for (int walk = 0; walk < 6; ++walk) {

@@ -18,6 +18,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "bench/maskbench/maskbench_data.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "nlohmann/json.hpp"
 
@@ -58,7 +59,7 @@ int WriteCases(const Tokenizer& tokenizer, std::shared_ptr<const Tokenizer> shar
     spec.kind = SpecKind::kJsonSchema;
     spec.text = c.schema;
     const auto start = std::chrono::steady_clock::now();
-    auto grammar = CompiledGrammar::Compile(spec, CompileOptions{}, shared);
+    auto grammar = CompileGrammar(spec, CompileOptions{}, shared);
     line["compile_ms"] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     line["compiled"] = grammar.ok();

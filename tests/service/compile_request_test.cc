@@ -2,6 +2,7 @@
 // handle (a content hash of what changes the compiled grammar, only that).
 #include "service/compile_request.h"
 
+#include "compiler/compile/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -166,7 +167,7 @@ class EngineRpcTest : public ::testing::Test {
     GrammarSpec spec;
     spec.kind = SpecKind::kJsonSchema;
     spec.text = schema;
-    auto grammar = CompiledGrammar::Compile(spec, CompileOptions(), *tokenizer_);
+    auto grammar = CompileGrammar(spec, CompileOptions(), *tokenizer_);
     EXPECT_TRUE(grammar.ok()) << grammar.status();
     return grammar.ok() ? *grammar : nullptr;
   }

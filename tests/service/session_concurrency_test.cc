@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/mask_encoding.h"
@@ -37,7 +38,7 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = kSchema;
-  auto grammar = CompiledGrammar::Compile(spec, CompileOptions(), harness.tokenizer_ptr());
+  auto grammar = CompileGrammar(spec, CompileOptions(), harness.tokenizer_ptr());
   ASSERT_TRUE(grammar.ok()) << grammar.status();
   auto reference = Matcher::Create(*grammar);
   const size_t words = (harness.tokenizer().vocab_size() + 31) / 32;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
@@ -68,7 +69,7 @@ class SessionHarness {
     GrammarSpec spec;
     spec.kind = SpecKind::kJsonSchema;
     spec.text = schema;
-    auto grammar = CompiledGrammar::Compile(spec, CompileOptions(), tokenizer_);
+    auto grammar = CompileGrammar(spec, CompileOptions(), tokenizer_);
     EXPECT_TRUE(grammar.ok()) << grammar.status();
     if (!grammar.ok()) return {};
     auto matcher = Matcher::Create(*grammar);

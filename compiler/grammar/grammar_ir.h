@@ -1,8 +1,8 @@
 // What a front end hands to the automata stage: the grammar IR and the regex
-// pool its lexemes point into. Front ends build this and nothing else; the
+// pool its lexemes point into. Every front end builds this and nothing else; the
 // matcher never sees a front end.
-#ifndef MASKD_COMPILER_MATCHER_GRAMMAR_IR_H_
-#define MASKD_COMPILER_MATCHER_GRAMMAR_IR_H_
+#ifndef MASKD_COMPILER_GRAMMAR_GRAMMAR_IR_H_
+#define MASKD_COMPILER_GRAMMAR_GRAMMAR_IR_H_
 
 #include <memory>
 #include <string>
@@ -22,4 +22,4 @@ struct GrammarIr {
 
 }  // namespace maskd
 
-#endif  // MASKD_COMPILER_MATCHER_GRAMMAR_IR_H_
+#endif  // MASKD_COMPILER_GRAMMAR_GRAMMAR_IR_H_

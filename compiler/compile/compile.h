@@ -1,13 +1,20 @@
-// What a client asks maskd to compile, and how. These mirror the Compile
-// request of proto/maskd/v1 without depending on protobuf: the service
-// translates one into the other.
-#ifndef MASKD_COMPILER_MATCHER_GRAMMAR_SPEC_H_
-#define MASKD_COMPILER_MATCHER_GRAMMAR_SPEC_H_
+// The engine's entry point: what a client asks maskd to compile (the spec),
+// how (the options), and CompileGrammar, which picks the front end for the
+// spec and hands its grammar IR to the automata stage. The spec and options
+// mirror the Compile request of proto/maskd/v1 without depending on protobuf:
+// the service translates one into the other.
+#ifndef MASKD_COMPILER_COMPILE_COMPILE_H_
+#define MASKD_COMPILER_COMPILE_COMPILE_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/matcher/matcher.h"
+#include "compiler/tokenizer/tokenizer.h"
 
 namespace maskd {
 
@@ -70,6 +77,21 @@ struct GrammarSpec {
   std::vector<std::string> choices;
 };
 
+// Compiles `spec` for `tokenizer`. Errors, each naming the offending part (a
+// JSON pointer into a schema, an offset into a regex, line:column into a
+// grammar):
+//   InvalidArgument     the spec is malformed (bad JSON, bad regex syntax, a
+//                       keyword with a value of the wrong type);
+//   Unimplemented       the spec is well formed but uses a feature the engine
+//                       refuses rather than approximates (a JSON Schema keyword,
+//                       a regex look-around, an EBNF dialect);
+//   DeadlineExceeded    past CompileOptions::time_limit_ms;
+//   ResourceExhausted   past CompileOptions::memory_limit_bytes or another size
+//                       limit of the front ends.
+absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
+    const GrammarSpec& spec, const CompileOptions& options,
+    std::shared_ptr<const Tokenizer> tokenizer);
+
 }  // namespace maskd
 
-#endif  // MASKD_COMPILER_MATCHER_GRAMMAR_SPEC_H_
+#endif  // MASKD_COMPILER_COMPILE_COMPILE_H_
