@@ -66,6 +66,7 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
   stats->set_cache_hit(outcome->handle.cache_hit);
   const CompileStats& engine = outcome->handle.grammar->stats();
   stats->set_grammar_rules(engine.rules);
+  stats->set_lexer_states(outcome->handle.grammar->LexerStates());
   stats->set_size_bytes(outcome->handle.grammar->SizeBytes());
   for (const std::string& keyword : engine.ignored_keywords) stats->add_ignored_keywords(keyword);
   return grpc::Status::OK;
