@@ -51,7 +51,7 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 }
 
 MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-                           const CompileHandler* compile, SessionHandler* session)
+                           const CompileHandler* compile, SessionRegistry* session)
     : tokenizers_(tokenizers), metrics_(metrics), compile_(compile), session_(session) {}
 
 grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* /*context*/,

@@ -8,7 +8,7 @@
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "service/compile_handler.h"
 #include "service/service_metrics.h"
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 #include "service/tokenizer_registry.h"
 
 namespace maskd {
@@ -20,7 +20,7 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
  public:
   // All pointers must outlive the service.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile, SessionHandler* session);
+               const CompileHandler* compile, SessionRegistry* session);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
@@ -40,7 +40,7 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
-  SessionHandler* session_;
+  SessionRegistry* session_;
 };
 
 }  // namespace maskd

@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   env.pool = server->step_pool_.get();
   env.metrics = server->metrics_.get();
   env.limits = options.session_limits;
-  server->session_ = std::make_unique<SessionHandler>(env, options.session_idle_timeout);
+  server->session_ = std::make_unique<SessionRegistry>(env, options.session_idle_timeout);
   server->service_ =
       std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get(),
                                      server->compile_.get(), server->session_.get());

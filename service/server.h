@@ -18,7 +18,7 @@
 #include "service/maskd_service.h"
 #include "service/process_metrics.h"
 #include "service/service_metrics.h"
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 #include "service/session_stream.h"
 #include "service/thread_pool.h"
 #include "service/tokenizer_flags.h"
@@ -80,7 +80,7 @@ class Server {
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
   std::unique_ptr<CompileHandler> compile_;
-  std::unique_ptr<SessionHandler> session_;
+  std::unique_ptr<SessionRegistry> session_;
   std::unique_ptr<MaskdService> service_;
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;

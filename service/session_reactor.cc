@@ -5,7 +5,7 @@
 
 #include "absl/time/clock.h"
 #include "service/service_metrics.h"
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 
 namespace maskd {
 namespace {
@@ -21,9 +21,9 @@ absl::Time StreamDeadline(const grpc::CallbackServerContext* context) {
 
 }  // namespace
 
-SessionReactor::SessionReactor(SessionHandler* handler, grpc::CallbackServerContext* context,
+SessionReactor::SessionReactor(SessionRegistry* registry, grpc::CallbackServerContext* context,
                                const SessionEnv& env)
-    : handler_(handler),
+    : registry_(registry),
       context_(context),
       env_(env),
       opened_(std::chrono::steady_clock::now()),
@@ -125,9 +125,9 @@ void SessionReactor::OnDone() {
   env_.metrics->RecordRpc("Session", code, lifetime.count());
   if (code != grpc::StatusCode::OK) env_.metrics->CountError(static_cast<absl::StatusCode>(code));
   env_.metrics->active_streams().Decrement();
-  // The handler's reference goes last: `self` may destroy this object as the
+  // The registry's reference goes last: `self` may destroy this object as the
   // function returns.
-  std::shared_ptr<SessionReactor> self = handler_->Unregister(this);
+  std::shared_ptr<SessionReactor> self = registry_->Unregister(this);
 }
 
 }  // namespace maskd

@@ -21,11 +21,11 @@
 
 namespace maskd {
 
-class SessionHandler;
+class SessionRegistry;
 
 class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
  public:
-  SessionReactor(SessionHandler* handler, grpc::CallbackServerContext* context,
+  SessionReactor(SessionRegistry* registry, grpc::CallbackServerContext* context,
                  const SessionEnv& env);
 
   // Starts reading, or ends the stream with `refusal` at once when set.
@@ -53,7 +53,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1:
   // Calls Finish once; caller holds mu_.
   void FinishLocked(grpc::Status status);
 
-  SessionHandler* const handler_;
+  SessionRegistry* const registry_;
   grpc::CallbackServerContext* const context_;
   SessionEnv env_;
   const std::chrono::steady_clock::time_point opened_;

@@ -1,41 +1,18 @@
 #include "service/spec_error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "compiler/compile/compile.h"
+#include "compiler/errors/spec_location.h"
 
 namespace maskd {
 namespace {
 
-// The JSON pointer after the last " at /" in `message`, up to ": " or the
-// end; empty when there is none. (" at the root" names no pointer.)
-std::string JsonPointerIn(absl::string_view message) {
-  const size_t at = message.rfind(" at /");
-  if (at == absl::string_view::npos) return "";
-  absl::string_view rest = message.substr(at + 4);
-  if (const size_t colon = rest.find(": "); colon != absl::string_view::npos) {
-    rest = rest.substr(0, colon);
-  }
-  if (const size_t paren = rest.find(')'); paren != absl::string_view::npos) {
-    rest = rest.substr(0, paren);
-  }
-  return std::string(absl::StripTrailingAsciiWhitespace(rest));
-}
-
-// The number after "offset " in `message`, if any.
-bool ByteOffsetIn(absl::string_view message, uint64_t* offset) {
-  const size_t at = message.rfind("offset ");
-  if (at == absl::string_view::npos) return false;
-  absl::string_view digits = message.substr(at + 7);
-  size_t n = 0;
-  while (n < digits.size() && absl::ascii_isdigit(static_cast<unsigned char>(digits[n]))) ++n;
-  return n > 0 && absl::SimpleAtoi(digits.substr(0, n), offset);
-}
-
+// Line and column (from 1, columns in code points) of `offset` in `text`.
 void SetTextPosition(std::string_view text, uint64_t offset, v1::TextPosition* position) {
   uint32_t line = 1;
   uint32_t column = 1;
@@ -53,6 +30,20 @@ void SetTextPosition(std::string_view text, uint64_t offset, v1::TextPosition* p
   position->set_byte_offset(offset);
 }
 
+// The byte offset of (line, column) in `text`, both from 1, columns in code
+// points; the end of the text when it is shorter.
+uint64_t ByteOffsetOfLineColumn(std::string_view text, uint32_t line, uint32_t column) {
+  size_t i = 0;
+  for (uint32_t l = 1; l < line && i < text.size(); ++i) {
+    if (text[i] == '\n') ++l;
+  }
+  for (uint32_t c = 1; c < column && i < text.size(); ++c) {
+    ++i;  // past the lead byte, then its continuation bytes
+    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+  }
+  return i;
+}
+
 }  // namespace
 
 void FillError(const absl::Status& status, v1::Error* error) {
@@ -65,17 +56,24 @@ void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view s
   FillError(status, error);
   switch (kind) {
     case SpecKind::kJsonSchema:
-      if (std::string pointer = JsonPointerIn(status.message()); !pointer.empty()) {
-        error->mutable_location()->set_json_pointer(pointer);
+      if (std::optional<std::string> pointer = JsonPointerOf(status);
+          pointer.has_value() && !pointer->empty()) {
+        error->mutable_location()->set_json_pointer(*pointer);
       }
       break;
-    case SpecKind::kRegex: {
-      uint64_t offset = 0;
-      if (ByteOffsetIn(status.message(), &offset)) {
-        SetTextPosition(spec_text, offset, error->mutable_location()->mutable_text());
+    case SpecKind::kRegex:
+      if (std::optional<uint64_t> offset = ByteOffsetOf(status); offset.has_value()) {
+        SetTextPosition(spec_text, *offset, error->mutable_location()->mutable_text());
       }
       break;
-    }
+    case SpecKind::kEbnf:
+      if (std::optional<std::pair<uint32_t, uint32_t>> at = LineColumnOf(status); at.has_value()) {
+        v1::TextPosition* position = error->mutable_location()->mutable_text();
+        position->set_line(at->first);
+        position->set_column(at->second);
+        position->set_byte_offset(ByteOffsetOfLineColumn(spec_text, at->first, at->second));
+      }
+      break;
     default:
       break;
   }

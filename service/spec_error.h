@@ -1,6 +1,7 @@
 // An engine error about a spec, as the wire's maskd.v1.Error: the code and
-// the engine's message unchanged, plus the place it names when the message
-// names one (a JSON pointer for schemas, a byte offset for regexes).
+// the engine's message unchanged, plus the place the front end attached to
+// the status (compiler/errors/spec_location.h): a JSON pointer for schemas, a
+// text position for regexes and grammars.
 #ifndef MASKD_SERVICE_SPEC_ERROR_H_
 #define MASKD_SERVICE_SPEC_ERROR_H_
 
@@ -12,9 +13,9 @@ namespace maskd {
 
 void FillError(const absl::Status& status, v1::Error* error);
 
-// As FillError, and sets error->location from the message when it names a
-// place in a spec of `kind`: " at /a/b" (JSON Schema front end) becomes
-// json_pointer "/a/b", "offset N" (regex front end) becomes a text position.
+// As FillError, and sets error->location from the status's location payload
+// that fits a spec of `kind`: maskd/json-pointer for a JSON Schema,
+// maskd/byte-offset for a regex, maskd/line-column for a grammar.
 void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view spec_text,
                    v1::Error* error);
 

@@ -14,13 +14,14 @@
 #include "compiler/grammar/earley_parser.h"
 #include "compiler/grammar/grammar.h"
 #include "compiler/trie/token_trie.h"
+#include "harness/data_paths.h"
 #include "nlohmann/json.hpp"
 
 namespace maskd {
 namespace {
 
-Symbol N(NonterminalId a) { return Symbol::Nonterminal(a); }
-Symbol L(LexemeId t) { return Symbol::Lexeme(t); }
+Symbol NonterminalSym(NonterminalId a) { return Symbol::Nonterminal(a); }
+Symbol LexemeSym(LexemeId t) { return Symbol::Lexeme(t); }
 
 enum Lex : LexemeId {
   kLBrace,
@@ -45,22 +46,22 @@ std::shared_ptr<const Grammar> JsonGrammar() {
                       members = b.Nonterminal("members"), more = b.Nonterminal("more"),
                       pair = b.Nonterminal("pair"), array = b.Nonterminal("array"),
                       elems = b.Nonterminal("elems"), rest = b.Nonterminal("rest");
-  b.AddRule(value, {N(object)});
-  b.AddRule(value, {N(array)});
-  b.AddRule(value, {L(kString)});
-  b.AddRule(value, {L(kNumber)});
-  b.AddRule(value, {L(kTrue)});
-  b.AddRule(object, {L(kLBrace), N(members), L(kRBrace)});
+  b.AddRule(value, {NonterminalSym(object)});
+  b.AddRule(value, {NonterminalSym(array)});
+  b.AddRule(value, {LexemeSym(kString)});
+  b.AddRule(value, {LexemeSym(kNumber)});
+  b.AddRule(value, {LexemeSym(kTrue)});
+  b.AddRule(object, {LexemeSym(kLBrace), NonterminalSym(members), LexemeSym(kRBrace)});
   b.AddRule(members, {});
-  b.AddRule(members, {N(pair), N(more)});
+  b.AddRule(members, {NonterminalSym(pair), NonterminalSym(more)});
   b.AddRule(more, {});
-  b.AddRule(more, {L(kComma), N(pair), N(more)});
-  b.AddRule(pair, {L(kString), L(kColon), N(value)});
-  b.AddRule(array, {L(kLBracket), N(elems), L(kRBracket)});
+  b.AddRule(more, {LexemeSym(kComma), NonterminalSym(pair), NonterminalSym(more)});
+  b.AddRule(pair, {LexemeSym(kString), LexemeSym(kColon), NonterminalSym(value)});
+  b.AddRule(array, {LexemeSym(kLBracket), NonterminalSym(elems), LexemeSym(kRBracket)});
   b.AddRule(elems, {});
-  b.AddRule(elems, {N(value), N(rest)});
+  b.AddRule(elems, {NonterminalSym(value), NonterminalSym(rest)});
   b.AddRule(rest, {});
-  b.AddRule(rest, {L(kComma), N(value), N(rest)});
+  b.AddRule(rest, {LexemeSym(kComma), NonterminalSym(value), NonterminalSym(rest)});
   b.SetStart(value);
   return *b.Build();
 }
@@ -257,16 +258,8 @@ std::vector<std::string> LoadByteLevelVocab(const std::string& path) {
 }
 
 void BM_TrieBuildLlama3(benchmark::State& state) {
-  const char* dir = std::getenv("MASKD_TOKENIZER_DIR");
-  std::string base;
-  if (dir != nullptr) {
-    base = dir;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME")) {
-    base = std::string(xdg) + "/maskd/tokenizers";
-  } else if (const char* home = std::getenv("HOME")) {
-    base = std::string(home) + "/.cache/maskd/tokenizers";
-  }
-  static const std::vector<std::string> vocab = LoadByteLevelVocab(base + "/llama3/tokenizer.json");
+  static const std::vector<std::string> vocab =
+      LoadByteLevelVocab(testing::TokenizerDir("llama3") + "/tokenizer.json");
   if (vocab.empty()) {
     state.SkipWithError("llama3 tokenizer.json not found under MASKD_TOKENIZER_DIR");
     return;

@@ -10,15 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "harness/data_paths.h"
 #include "simdjson.h"
 
 namespace maskd::json_parse_bench {
 namespace {
-
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
-}
 
 // Whole file through zlib, which passes plain (non-gzip) files through as is.
 absl::StatusOr<std::string> ReadMaybeGzip(const std::string& path) {
@@ -36,12 +32,10 @@ absl::StatusOr<std::string> ReadMaybeGzip(const std::string& path) {
 
 }  // namespace
 
-std::string MaskBenchPath() { return EnvOr("MASKD_MASKBENCH", MASKD_DEFAULT_MASKBENCH); }
+std::string MaskBenchPath() { return testing::MaskBenchPath(); }
 
 std::string TokenizerJsonPath(const std::string& name) {
-  const std::string cache_home = EnvOr("XDG_CACHE_HOME", EnvOr("HOME", ".") + "/.cache");
-  const std::string dir = EnvOr("MASKD_TOKENIZER_DIR", cache_home + "/maskd/tokenizers");
-  return absl::StrCat(dir, "/", name, "/tokenizer.json");
+  return absl::StrCat(testing::TokenizerDir(name), "/tokenizer.json");
 }
 
 absl::StatusOr<std::vector<std::string>> LoadMaskBenchSchemas(const std::string& path) {

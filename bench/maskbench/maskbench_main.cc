@@ -17,8 +17,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "bench/maskbench/maskbench_data.h"
 #include "bench/maskbench/runner.h"
+#include "harness/data_paths.h"
+#include "harness/maskbench_data.h"
 #include "nlohmann/json.hpp"
 
 ABSL_FLAG(std::string, tokenizer, "",
@@ -26,7 +27,8 @@ ABSL_FLAG(std::string, tokenizer, "",
           "$MASKD_TOKENIZER_DIR or ~/.cache/maskd/tokenizers");
 ABSL_FLAG(std::string, data, "",
           "MaskBench JSON Lines (.jsonl or .jsonl.gz) or a folder of "
-          "*.json; default: ../shared/maskbench/dev.jsonl.gz");
+          "*.json; default: $MASKD_MASKBENCH or ../shared/maskbench/dev.jsonl.gz next to the "
+          "repository");
 ABSL_FLAG(size_t, sample, 0, "run a deterministic sample of N schemas (0: all)");
 ABSL_FLAG(double, time_limit_s, 30, "per-schema time limit; past it the schema is a timeout");
 ABSL_FLAG(int, threads, 1, "schemas run in parallel (timings are per thread)");
@@ -39,15 +41,6 @@ namespace maskd::maskbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string DefaultTokenizerDir() {
-  if (const char* dir = std::getenv("MASKD_TOKENIZER_DIR"); dir && *dir) {
-    return std::string(dir) + "/llama3";
-  }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  std::string cache = xdg && *xdg ? xdg : std::string(std::getenv("HOME") ?: ".") + "/.cache";
-  return cache + "/maskd/tokenizers/llama3";
-}
 
 // The reason a compile failed, without the instance-specific tail: the table
 // groups compile errors by it.
@@ -64,7 +57,7 @@ struct Worker {
 
 int Main() {
   std::string tokenizer_path = absl::GetFlag(FLAGS_tokenizer);
-  if (tokenizer_path.empty()) tokenizer_path = DefaultTokenizerDir();
+  if (tokenizer_path.empty()) tokenizer_path = testing::TokenizerDir("llama3");
   auto tokenizer = Tokenizer::FromDirectory(tokenizer_path);
   if (!tokenizer.ok()) {
     std::fprintf(stderr, "maskbench: tokenizer: %s\n", tokenizer.status().ToString().c_str());
@@ -77,7 +70,7 @@ int Main() {
     return 2;
   }
   std::string data = absl::GetFlag(FLAGS_data);
-  if (data.empty()) data = "../shared/maskbench/dev.jsonl.gz";
+  if (data.empty()) data = testing::MaskBenchPath();
   auto cases = LoadMaskBench(data);
   if (!cases.ok()) {
     std::fprintf(stderr, "maskbench: data: %s\n", cases.status().ToString().c_str());

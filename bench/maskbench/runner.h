@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "bench/maskbench/maskbench_data.h"
 #include "bench/maskbench/stats.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
+#include "harness/maskbench_data.h"
 
 namespace maskd::maskbench {
 

@@ -25,9 +25,9 @@
 #include "bench/service_step/step_driver.h"
 #include "bench/service_step/tcp_floor.h"
 #include "bench/service_step/workload.h"
-#include "tests/service/maskd_process.h"
+#include "harness/maskd_process.h"
 
-ABSL_FLAG(std::string, data, MASKD_DEFAULT_MASKBENCH, "MaskBench JSON Lines (.jsonl.gz).");
+ABSL_FLAG(std::string, data, maskd::testing::MaskBenchPath(), "MaskBench JSON Lines (.jsonl.gz).");
 ABSL_FLAG(std::string, tokenizer_dir, "",
           "Directory of the Llama-3 tokenizer.json; empty: the tokenizer cache's llama3.");
 ABSL_FLAG(size_t, sample, 100, "MaskBench schemas to sample (deterministically).");
@@ -150,7 +150,7 @@ std::vector<size_t> ParseSizes(const std::vector<std::string>& values) {
 
 int Main() {
   const std::string tokenizer_dir = absl::GetFlag(FLAGS_tokenizer_dir).empty()
-                                        ? testing::TokenizerRootDir() + "/llama3"
+                                        ? testing::TokenizerDir("llama3")
                                         : absl::GetFlag(FLAGS_tokenizer_dir);
   absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer =
       Tokenizer::FromDirectory(tokenizer_dir);

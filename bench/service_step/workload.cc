@@ -2,9 +2,9 @@
 
 #include <chrono>
 
-#include "bench/maskbench/maskbench_data.h"
 #include "clients/cpp/spec.h"
 #include "compiler/compile/compile.h"
+#include "harness/maskbench_data.h"
 
 namespace maskd::service_bench {
 namespace {

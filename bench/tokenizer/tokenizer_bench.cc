@@ -13,24 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "bench/maskbench/maskbench_data.h"
 #include "compiler/tokenizer/tokenizer.h"
+#include "harness/data_paths.h"
+#include "harness/maskbench_data.h"
 
 namespace maskd {
 namespace {
 
-std::string TokenizerDir(const std::string& name) {
-  std::string root;
-  if (const char* dir = std::getenv("MASKD_TOKENIZER_DIR"); dir != nullptr && *dir != '\0') {
-    root = dir;
-  } else if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache != nullptr && *cache) {
-    root = std::string(cache) + "/maskd/tokenizers";
-  } else {
-    const char* home = std::getenv("HOME");
-    root = std::string(home == nullptr ? "" : home) + "/.cache/maskd/tokenizers";
-  }
-  return root + "/" + name;
-}
+using ::maskd::testing::TokenizerDir;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -43,8 +33,7 @@ std::string ReadFile(const std::string& path) {
 const std::vector<std::string>& MaskBenchTexts() {
   static const auto* texts = [] {
     auto* out = new std::vector<std::string>();
-    const char* env = std::getenv("MASKD_MASKBENCH");
-    const std::string path = env != nullptr && *env ? env : MASKD_DEFAULT_MASKBENCH;
+    const std::string path = testing::MaskBenchPath();
     auto cases = maskbench::LoadMaskBench(path);
     if (!cases.ok()) {
       std::cerr << "cannot read MaskBench: " << cases.status() << "\n";

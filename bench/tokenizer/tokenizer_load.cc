@@ -16,22 +16,11 @@
 #include <string>
 
 #include "compiler/tokenizer/tokenizer.h"
+#include "harness/data_paths.h"
 
 namespace {
 
-std::string TokenizerDir(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  std::string root;
-  if (const char* dir = std::getenv("MASKD_TOKENIZER_DIR"); dir != nullptr && *dir != '\0') {
-    root = dir;
-  } else if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache != nullptr && *cache) {
-    root = std::string(cache) + "/maskd/tokenizers";
-  } else {
-    const char* home = std::getenv("HOME");
-    root = std::string(home == nullptr ? "" : home) + "/.cache/maskd/tokenizers";
-  }
-  return root + "/" + name;
-}
+using ::maskd::testing::TokenizerDir;
 
 struct Usage {
   double cpu_ms;  // User + system: unlike wall time, not inflated by other processes.

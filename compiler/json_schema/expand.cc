@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/normalize.h"
 #include "compiler/json_schema/normalizer.h"
 
@@ -57,9 +58,11 @@ absl::Status Normalizer::ExpandReachable() {
     if (absl::Status st = Flatten(id, 0); !st.ok()) return st;
     if (absl::Status st = Expand(id, 0); !st.ok()) return st;
     if (s_.nodes.size() - nodes_before_expansion_ > kMaxExpansionNodes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("rewriting not/if/oneOf/anyOf needs more than ", kMaxExpansionNodes,
-                       " schema nodes at ", At(s_.nodes[id].pointer)));
+      return WithJsonPointer(
+          absl::ResourceExhaustedError(absl::StrCat("rewriting not/if/oneOf/anyOf needs more than ",
+                                                    kMaxExpansionNodes, " schema nodes at ",
+                                                    At(s_.nodes[id].pointer))),
+          At(s_.nodes[id].pointer));
     }
     SchemaNode copy = s_.nodes[id];
     ForEachChildId(copy, [&](NodeId& child) { work.push_back(child); });
@@ -110,7 +113,10 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
   // else (node limits) is an error.
   auto refused = [&](const absl::Status& st, std::string_view what) {
     if (st.code() != absl::StatusCode::kUnimplemented) return false;
-    if (n->unsupported.empty()) n->unsupported = absl::StrCat(std::string(what), st.message());
+    if (n->unsupported.empty()) {
+      n->unsupported = absl::StrCat(std::string(what), st.message());
+      n->unsupported_pointer = JsonPointerOf(st).value_or("");
+    }
     return true;
   };
 
@@ -175,6 +181,7 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
       if (n->unsupported.empty()) {
         n->unsupported = absl::StrCat("oneOf with more than ", kMaxOneOfBranches,
                                       " branches that may overlap at ", At(ptr));
+        n->unsupported_pointer = At(ptr);
       }
     } else {
       for (NodeId b : branches) {
@@ -205,6 +212,7 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
               n->unsupported = absl::StrCat(
                   "oneOf whose branches may overlap (telling them apart needs more than ",
                   kMaxOneOfProduct, " cases) at ", At(ptr));
+              n->unsupported_pointer = At(ptr);
             }
             ok = false;
             break;
@@ -263,6 +271,7 @@ absl::Status Normalizer::Distribute(NodeId id, int depth) {
   if (out.any_of.empty()) {
     out.types = 0;
     out.unsatisfiable = absl::StrCat("every anyOf branch is false at ", At(n.pointer));
+    out.unsatisfiable_pointer = At(n.pointer);
   }
   s_.nodes[id] = std::move(out);
   State(id) = 2;

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -24,8 +25,14 @@ std::string At(const SchemaNode& node) {
   return node.pointer.empty() ? " at the root" : absl::StrCat(" at ", node.pointer);
 }
 
+// `status` naming `node` (no pointer for the root, which the message calls
+// "the root").
+absl::Status AtNode(absl::Status status, const SchemaNode& node) {
+  return node.pointer.empty() ? status : WithJsonPointer(std::move(status), node.pointer);
+}
+
 absl::Status Unsupported(std::string_view what, const SchemaNode& node) {
-  return absl::UnimplementedError(std::string(what) + At(node));
+  return AtNode(absl::UnimplementedError(std::string(what) + At(node)), node);
 }
 
 bool Excluded(const SchemaNode& n, const JsonValue& v) {
@@ -63,9 +70,11 @@ class Lowering {
   absl::StatusOr<GrammarIr> Run() {
     const SchemaNode& root = schema_.node(schema_.root);
     if (root.types == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("the schema matches nothing",
-                                                     root.unsatisfiable.empty() ? "" : ": ",
-                                                     root.unsatisfiable));
+      absl::Status error = absl::InvalidArgumentError(
+          absl::StrCat("the schema matches nothing", root.unsatisfiable.empty() ? "" : ": ",
+                       root.unsatisfiable));
+      if (root.unsatisfiable.empty()) return error;
+      return WithJsonPointer(std::move(error), root.unsatisfiable_pointer);
     }
     const NonterminalId start = builder_.FreshNonterminal("start");
     const Symbol value = Symbol::Nonterminal(Value(schema_.root));
@@ -140,7 +149,11 @@ class Lowering {
       Rule(nt, {Symbol::Nonterminal(nothing_)});
       return absl::OkStatus();
     }
-    if (!node.unsupported.empty()) return absl::UnimplementedError(node.unsupported);
+    if (!node.unsupported.empty()) {
+      absl::Status error = absl::UnimplementedError(node.unsupported);
+      if (node.unsupported_pointer.empty()) return error;
+      return WithJsonPointer(std::move(error), node.unsupported_pointer);
+    }
     if (!node.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", node);
     if (node.not_schema != kNoNode) return Unsupported("\"not\"", node);
     if (node.if_schema != kNoNode) return Unsupported("if/then/else", node);
@@ -259,15 +272,17 @@ class Lowering {
       absl::StatusOr<std::string> places =
           DecimalPlacesRegex(static_cast<int>(-node.multiple_of[0].exponent()));
       if (!places.ok()) {
-        return absl::Status(places.status().code(),
-                            absl::StrCat(places.status().message(), At(node)));
+        return AtNode(
+            absl::Status(places.status().code(), absl::StrCat(places.status().message(), At(node))),
+            node);
       }
       decimal_places = *places;
     } else {
       return Unsupported(integers_only ? "several multipleOf" : "multipleOf on numbers", node);
     }
     if (!re.ok())
-      return absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node)));
+      return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
+                    node);
     absl::StatusOr<ExprId> numbers = ParseRegex(*re, &pool_, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
     if (decimal_places) {
@@ -301,8 +316,9 @@ class Lowering {
   absl::StatusOr<ExprId> StringLanguage(const SchemaNode& node) {
     ExprId e = pool_.AnyUtf8String();
     if (node.min_length > options_.max_string_min_length) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("minLength ", node.min_length, " is too long to generate", At(node)));
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat(
+                        "minLength ", node.min_length, " is too long to generate", At(node))),
+                    node);
     }
     auto cap = [](uint64_t n) {
       return n >= ExprSet::kUnbounded ? ExprSet::kUnbounded : static_cast<uint32_t>(n);
@@ -317,16 +333,18 @@ class Lowering {
     for (const std::string& pattern : node.patterns) {
       absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
-        return absl::Status(re.status().code(),
-                            absl::StrCat("pattern", At(node), ": ", re.status().message()));
+        return AtNode(absl::Status(re.status().code(),
+                                   absl::StrCat("pattern", At(node), ": ", re.status().message())),
+                      node);
       }
       e = pool_.And(e, *re);
     }
     for (const std::string& pattern : node.not_patterns) {
       absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
-        return absl::Status(re.status().code(),
-                            absl::StrCat("\"not\" pattern", At(node), ": ", re.status().message()));
+        return AtNode(absl::Status(re.status().code(), absl::StrCat("\"not\" pattern", At(node),
+                                                                    ": ", re.status().message())),
+                      node);
       }
       e = pool_.And(e, pool_.Not(*re));
     }
@@ -352,7 +370,8 @@ class Lowering {
         // MaskBench schemas using them have valid instances whose keys are
         // out of schema order, which would turn refusals into validation
         // errors until any-order objects exist.
-        return absl::UnimplementedError(absl::StrCat(format.status().message(), At(node)));
+        return AtNode(absl::UnimplementedError(absl::StrCat(format.status().message(), At(node))),
+                      node);
       }
     }
     return e;
@@ -403,8 +422,9 @@ class Lowering {
     // is enough, or "," and item i. Without maxItems the last state loops.
     const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
     if (last > options_.max_nonterminals) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("array bounds need ", last, " grammar states", At(node)));
+      return AtNode(absl::ResourceExhaustedError(
+                        absl::StrCat("array bounds need ", last, " grammar states", At(node))),
+                    node);
     }
     std::vector<NonterminalId> after(last + 1);
     for (uint64_t i = 1; i <= last; ++i) after[i] = builder_.FreshNonterminal("items");
@@ -445,8 +465,9 @@ class Lowering {
   // per value and per object member: a single object can hold 40k properties.
   absl::Status CheckDeadline(const SchemaNode& node) const {
     if (std::chrono::steady_clock::now() < options_.deadline) return absl::OkStatus();
-    return absl::DeadlineExceededError(
-        absl::StrCat("compile exceeded its time limit while lowering the schema", At(node)));
+    return AtNode(absl::DeadlineExceededError(absl::StrCat(
+                      "compile exceeded its time limit while lowering the schema", At(node))),
+                  node);
   }
 
   absl::Status Object(const SchemaNode& node, NonterminalId nt) {
@@ -469,8 +490,9 @@ class Lowering {
     for (const auto& [pattern, value] : node.pattern_properties) {
       absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
       if (!re.ok()) {
-        return absl::Status(re.status().code(), absl::StrCat("patternProperties", At(node), ": ",
-                                                             re.status().message()));
+        return AtNode(absl::Status(re.status().code(), absl::StrCat("patternProperties", At(node),
+                                                                    ": ", re.status().message())),
+                      node);
       }
       patterns.push_back(*re);
     }
@@ -566,8 +588,10 @@ class Lowering {
         1, counting ? (node.max_properties ? *node.max_properties : node.min_properties) : 1);
     const uint64_t n = declared.size();
     if (2 * (n + 1) * (cap + 1) > options_.max_nonterminals) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "object bounds need ", 2 * (n + 1) * (cap + 1), " grammar states", At(node)));
+      return AtNode(
+          absl::ResourceExhaustedError(absl::StrCat("object bounds need ", 2 * (n + 1) * (cap + 1),
+                                                    " grammar states", At(node))),
+          node);
     }
     constexpr NonterminalId kUnset = ~NonterminalId{0};
     std::vector<NonterminalId> states(2 * (n + 1) * (cap + 1), kUnset);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/normalize.h"
 #include "compiler/json_schema/normalizer.h"
@@ -25,8 +26,10 @@ constexpr size_t kMaxOneOfPairs = 64;
 std::string At(const std::string& pointer) { return pointer.empty() ? "/" : pointer; }
 
 absl::Status NoComplement(std::string_view keyword, const SchemaNode& n) {
-  return absl::UnimplementedError(absl::StrCat("\"not\" of \"", std::string(keyword),
-                                               "\" (no exact complement) at ", At(n.pointer)));
+  return WithJsonPointer(
+      absl::UnimplementedError(absl::StrCat("\"not\" of \"", std::string(keyword),
+                                            "\" (no exact complement) at ", At(n.pointer))),
+      At(n.pointer));
 }
 
 bool IsScalar(const JsonValue& v) {
@@ -58,8 +61,9 @@ absl::StatusOr<NodeId> Normalizer::NegateAt(NodeId id, int depth) {
   if (id == kFalseNode) return kTrueNode;
   if (auto it = negation_.find(id); it != negation_.end()) return it->second;
   if (depth > kMaxNegationDepth) {
-    return absl::UnimplementedError(
-        absl::StrCat("\"not\" nested too deeply at ", At(s_.nodes[id].pointer)));
+    return WithJsonPointer(absl::UnimplementedError(absl::StrCat("\"not\" nested too deeply at ",
+                                                                 At(s_.nodes[id].pointer))),
+                           At(s_.nodes[id].pointer));
   }
   if (absl::Status st = Flatten(id, 0); !st.ok()) return st;
   if (s_.nodes[id].types == 0) return kTrueNode;
@@ -267,6 +271,7 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
     // The node constrains nothing: its complement matches nothing.
     result.types = 0;
     result.unsatisfiable = absl::StrCat("\"not\" of a schema every instance matches at ", At(ptr));
+    result.unsatisfiable_pointer = At(ptr);
   } else if (alternatives.size() == 1) {
     result.all_of = alternatives;
   } else {
@@ -279,8 +284,9 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
 absl::StatusOr<NodeId> Normalizer::NotConst(const JsonValue& value, const std::string& pointer,
                                             int depth) {
   if (depth > kMaxNegationDepth) {
-    return absl::UnimplementedError(
-        absl::StrCat("\"not\" of a too deeply nested value at ", At(pointer)));
+    return WithJsonPointer(absl::UnimplementedError(absl::StrCat(
+                               "\"not\" of a too deeply nested value at ", At(pointer))),
+                           At(pointer));
   }
   SchemaNode result = OfTypes(kAllTypes, pointer);
   if (IsScalar(value)) {

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/regex/ecma_regex.h"
 #include "compiler/regex/expr_set.h"
 #include "re2/re2.h"
@@ -127,10 +128,13 @@ absl::Status Normalizer::Run() {
   PropagateEmptiness();
   const SchemaNode& root = s_.nodes[s_.root];
   if (s_.root == kFalseNode) {
-    return absl::InvalidArgumentError("schema matches nothing: it is false at /");
+    return WithJsonPointer(absl::InvalidArgumentError("schema matches nothing: it is false at /"),
+                           "/");
   }
   if (root.types == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("schema matches nothing: ", root.unsatisfiable));
+    return WithJsonPointer(
+        absl::InvalidArgumentError(absl::StrCat("schema matches nothing: ", root.unsatisfiable)),
+        root.unsatisfiable_pointer);
   }
   MarkDisjointOneOfs();
   return absl::OkStatus();
@@ -175,8 +179,10 @@ absl::Status Normalizer::ResolveAliases() {
     while (target[cur] != cur) {
       cur = target[cur];
       if (++steps > n) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "circular $ref: the schema only refers to itself at ", At(s_.nodes[i].pointer)));
+        return WithJsonPointer(
+            absl::InvalidArgumentError(absl::StrCat(
+                "circular $ref: the schema only refers to itself at ", At(s_.nodes[i].pointer))),
+            At(s_.nodes[i].pointer));
       }
     }
     resolved[i] = cur;
@@ -195,8 +201,10 @@ uint8_t& Normalizer::State(NodeId id) {
 
 absl::StatusOr<NodeId> Normalizer::NewNode(const std::string& pointer) {
   if (static_cast<int>(s_.nodes.size()) >= max_nodes_) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("merging allOf needs more than ", max_nodes_, " nodes at ", At(pointer)));
+    return WithJsonPointer(
+        absl::ResourceExhaustedError(
+            absl::StrCat("merging allOf needs more than ", max_nodes_, " nodes at ", At(pointer))),
+        At(pointer));
   }
   // Copied first: `pointer` may live in s_.nodes, which emplace_back can move
   // (the JSON Schema fuzzer found a use-after-free that way).
@@ -258,12 +266,15 @@ absl::StatusOr<NodeId> Normalizer::Conj(NodeId a, NodeId b, const std::string& p
 absl::Status Normalizer::Flatten(NodeId id, int depth) {
   if (id < 2 || State(id) == 2) return absl::OkStatus();
   if (State(id) == 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "circular $ref/allOf: the schema must match itself at ", At(s_.nodes[id].pointer)));
+    return WithJsonPointer(
+        absl::InvalidArgumentError(absl::StrCat(
+            "circular $ref/allOf: the schema must match itself at ", At(s_.nodes[id].pointer))),
+        At(s_.nodes[id].pointer));
   }
   if (depth > 1000) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("allOf/$ref chain too deep at ", At(s_.nodes[id].pointer)));
+    return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat("allOf/$ref chain too deep at ",
+                                                                   At(s_.nodes[id].pointer))),
+                           At(s_.nodes[id].pointer));
   }
   State(id) = 1;
   SchemaNode t = s_.nodes[id];
@@ -547,6 +558,7 @@ absl::Status Normalizer::Check(NodeId id, std::vector<std::string> reasons) {
   if (n.types == 0 && n.unsatisfiable.empty()) {
     if (reasons.empty()) reasons.push_back("no type is left");
     n.unsatisfiable = absl::StrCat(absl::StrJoin(reasons, "; "), " at ", At(n.pointer));
+    n.unsatisfiable_pointer = At(n.pointer);
   }
   return absl::OkStatus();
 }
@@ -560,23 +572,30 @@ void Normalizer::PropagateEmptiness() {
     const std::string& r = s_.nodes[id].unsatisfiable;
     return r.empty() ? absl::StrCat("false schema at ", At(s_.nodes[id].pointer)) : r;
   };
+  // The pointer why(id) names.
+  auto why_pointer = [&](NodeId id) -> std::string {
+    const SchemaNode& m = s_.nodes[id];
+    return m.unsatisfiable.empty() ? At(m.pointer) : m.unsatisfiable_pointer;
+  };
   bool changed = true;
   while (changed) {
     changed = false;
     for (size_t i = 2; i < s_.nodes.size(); ++i) {
       SchemaNode& n = s_.nodes[i];
       if (n.types == 0) continue;
-      std::string reason;
+      std::string reason, reason_pointer;
       for (NodeId m : n.all_of) {
-        if (reason.empty() && empty(m)) reason = why(m);
+        if (reason.empty() && empty(m)) reason = why(m), reason_pointer = why_pointer(m);
       }
       for (const std::vector<NodeId>* list : {&n.any_of, &n.one_of}) {
         if (reason.empty() && !list->empty() && std::all_of(list->begin(), list->end(), empty)) {
           reason = why(list->front());
+          reason_pointer = why_pointer(list->front());
         }
       }
       if (reason.empty() && n.not_schema == kTrueNode) {
         reason = absl::StrCat("\"not\": {} (or true) at ", At(n.pointer));
+        reason_pointer = At(n.pointer);
       }
       if (!reason.empty()) {
         n.types = 0;
@@ -589,8 +608,10 @@ void Normalizer::PropagateEmptiness() {
                                : n.pattern_properties.empty() && empty(n.additional_properties);
           if (forbidden) {
             n.types &= ~kObjectType;
+            const NodeId cause = p != kNoNode ? p : n.additional_properties;
             reason = absl::StrCat("required property \"", r, "\" cannot have any value (",
-                                  p != kNoNode ? why(p) : why(n.additional_properties), ")");
+                                  why(cause), ")");
+            reason_pointer = why_pointer(cause);
             break;
           }
         }
@@ -601,6 +622,7 @@ void Normalizer::PropagateEmptiness() {
             n.types &= ~kArrayType;
             reason = absl::StrCat("required item ", k, " cannot have any value (",
                                   why(n.prefix_items[k]), ")");
+            reason_pointer = why_pointer(n.prefix_items[k]);
             break;
           }
         }
@@ -608,11 +630,13 @@ void Normalizer::PropagateEmptiness() {
           n.types &= ~kArrayType;
           reason = absl::StrCat("minItems ", n.min_items,
                                 " needs items, which cannot have any value (", why(n.items), ")");
+          reason_pointer = why_pointer(n.items);
         }
       }
       if (n.types == 0) {
         n.unsatisfiable =
             reason.empty() ? absl::StrCat("no type is left at ", At(n.pointer)) : reason;
+        n.unsatisfiable_pointer = reason.empty() ? At(n.pointer) : reason_pointer;
         changed = true;
       }
     }

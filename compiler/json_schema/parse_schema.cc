@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/normalize.h"
 #include "compiler/json_schema/uri.h"
 #include "simdjson.h"
@@ -127,8 +128,8 @@ bool IsSchemaKeyword(std::string_view k) {
 }
 
 // Debian's abseil has its own string_view: convert explicitly.
-std::string S(std::string_view s) { return std::string(s); }
-std::string S(absl::string_view s) { return std::string(s); }
+std::string AsString(std::string_view s) { return std::string(s); }
+std::string AsString(absl::string_view s) { return std::string(s); }
 
 std::string At(const std::string& pointer) { return pointer.empty() ? "/" : pointer; }
 
@@ -245,8 +246,10 @@ class Parser {
   absl::Status Keyword(std::string_view key, element v, const std::string& ptr, SchemaNode* node);
 
   absl::Status Malformed(const std::string& ptr, std::string_view key, std::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", S(key), "\" ", S(what), " at ", Child(ptr, key)));
+    const std::string at = Child(ptr, key);
+    return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat("\"", AsString(key), "\" ",
+                                                                   AsString(what), " at ", at)),
+                           at);
   }
   absl::StatusOr<uint64_t> Count(element v, const std::string& ptr, std::string_view key);
   absl::StatusOr<std::vector<std::string>> StringList(element v, const std::string& ptr,
@@ -314,7 +317,7 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
   for (const char* key : {"$anchor", "$dynamicAnchor"}) {
     std::string_view anchor;
     if (obj[key].get(anchor) == simdjson::SUCCESS) {
-      anchor_pointer_.try_emplace(absl::StrCat(base_no_fragment, "#", S(anchor)), pointer);
+      anchor_pointer_.try_emplace(absl::StrCat(base_no_fragment, "#", AsString(anchor)), pointer);
     }
   }
   base_by_pointer_[pointer] = new_base;
@@ -363,12 +366,15 @@ absl::StatusOr<NodeId> Parser::NodeFor(element value, const std::string& pointer
   auto it = node_by_pointer_.find(pointer);
   if (it != node_by_pointer_.end()) return it->second;
   if (value.type() != element_type::OBJECT) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a schema must be an object or a boolean at ", At(pointer)));
+    return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
+                               "a schema must be an object or a boolean at ", At(pointer))),
+                           At(pointer));
   }
   if (static_cast<int>(schema_.nodes.size()) >= options_.max_nodes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("schema has more than ", options_.max_nodes, " nodes at ", At(pointer)));
+    return WithJsonPointer(
+        absl::ResourceExhaustedError(
+            absl::StrCat("schema has more than ", options_.max_nodes, " nodes at ", At(pointer))),
+        At(pointer));
   }
   if (!base_by_pointer_.contains(pointer)) {
     // Reached through a $ref into a place the index did not visit.
@@ -387,13 +393,17 @@ absl::StatusOr<NodeId> Parser::NodeForRef(std::string_view ref, const std::strin
   SplitFragment(resolved, &uri, &fragment);
   fragment = PercentDecode(fragment);
   auto unresolvable = [&](std::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unresolvable $ref \"", S(ref), "\" (", S(why), ") at ", Child(at, "$ref")));
+    return WithJsonPointer(
+        absl::InvalidArgumentError(absl::StrCat("unresolvable $ref \"", AsString(ref), "\" (",
+                                                AsString(why), ") at ", Child(at, "$ref"))),
+        Child(at, "$ref"));
   };
   auto resource = resource_pointer_.find(uri);
   if (resource == resource_pointer_.end()) {
-    return absl::UnimplementedError(absl::StrCat("remote $ref \"", S(ref), "\" (", uri,
-                                                 ") is not supported at ", Child(at, "$ref")));
+    return WithJsonPointer(
+        absl::UnimplementedError(absl::StrCat("remote $ref \"", AsString(ref), "\" (", uri,
+                                              ") is not supported at ", Child(at, "$ref"))),
+        Child(at, "$ref"));
   }
   std::string pointer;
   if (fragment.empty() || fragment[0] == '/') {
@@ -447,7 +457,7 @@ absl::StatusOr<std::vector<std::string>> Parser::StringList(element v, const std
     if (item.type() != element_type::STRING) {
       return Malformed(ptr, key, "must be an array of strings");
     }
-    std::string s = S(std::string_view(item));
+    std::string s = AsString(std::string_view(item));
     if (seen.insert(s).second) out.push_back(std::move(s));
   }
   return out;
@@ -461,7 +471,7 @@ absl::StatusOr<std::vector<NodeId>> Parser::SchemaList(element v, const std::str
   std::vector<NodeId> out;
   size_t i = 0;
   for (element item : simdjson::dom::array(v)) {
-    absl::StatusOr<NodeId> id = NodeFor(item, absl::StrCat(ptr, "/", S(key), "/", i++));
+    absl::StatusOr<NodeId> id = NodeFor(item, absl::StrCat(ptr, "/", AsString(key), "/", i++));
     if (!id.ok()) return id.status();
     out.push_back(*id);
   }
@@ -514,8 +524,9 @@ absl::Status Parser::Fill(const Pending& p) {
       bool in_enum = !bounds_.enum_values;
       for (const JsonValue& v : values) in_enum = in_enum || v.CanonicalKey() == key;
       if (!in_enum) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("\"const\" is not one of \"enum\" at ", At(p.pointer)));
+        return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
+                                   "\"const\" is not one of \"enum\" at ", At(p.pointer))),
+                               At(p.pointer));
       }
       values = {*bounds_.const_value};
     }
@@ -538,8 +549,9 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   if (table_entry == KeywordTable().end() || IntroducedIn(key) > schema_.draft) {
     if (key == "id" && schema_.draft == Draft::kDraft4) return absl::OkStatus();
     if (options_.strict_keywords) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown keyword \"", S(key), "\" at ", At(ptr)));
+      return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
+                                 "unknown keyword \"", AsString(key), "\" at ", At(ptr))),
+                             At(ptr));
     }
     Ignore(key, ptr);
     return absl::OkStatus();
@@ -550,8 +562,9 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
       Ignore(key, ptr);
       return absl::OkStatus();
     }
-    return absl::UnimplementedError(
-        absl::StrCat("unsupported keyword \"", S(key), "\" at ", At(ptr)));
+    return WithJsonPointer(absl::UnimplementedError(absl::StrCat("unsupported keyword \"",
+                                                                 AsString(key), "\" at ", At(ptr))),
+                           At(ptr));
   }
   const std::string here = Child(ptr, key);
   auto schema_at = [&](element value, const std::string& pointer) {
@@ -591,8 +604,8 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     if (v.type() == element_type::STRING) {
       std::optional<TypeSet> t = one(std::string_view(v));
       if (!t)
-        return Malformed(ptr, key,
-                         absl::StrCat("names unknown type \"", S(std::string_view(v)), "\""));
+        return Malformed(
+            ptr, key, absl::StrCat("names unknown type \"", AsString(std::string_view(v)), "\""));
       types = *t;
     } else if (v.type() == element_type::ARRAY && simdjson::dom::array(v).size() > 0) {
       for (element item : simdjson::dom::array(v)) {
@@ -613,7 +626,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     absl::flat_hash_set<std::string> seen;
     for (element item : simdjson::dom::array(v)) {
       absl::StatusOr<JsonValue> value = ToJsonValue(item);
-      if (!value.ok()) return Malformed(ptr, key, S(value.status().message()));
+      if (!value.ok()) return Malformed(ptr, key, AsString(value.status().message()));
       if (seen.insert(value->CanonicalKey()).second) values.push_back(*std::move(value));
     }
     bounds_.enum_values = std::move(values);
@@ -621,7 +634,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   }
   if (key == "const") {
     absl::StatusOr<JsonValue> value = ToJsonValue(v);
-    if (!value.ok()) return Malformed(ptr, key, S(value.status().message()));
+    if (!value.ok()) return Malformed(ptr, key, AsString(value.status().message()));
     bounds_.const_value = *std::move(value);
     return absl::OkStatus();
   }
@@ -770,7 +783,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     target.insert(target.end(), list->begin(), list->end());
     return absl::OkStatus();
   }
-  return absl::InternalError(absl::StrCat("keyword \"", S(key), "\" has no handler"));
+  return absl::InternalError(absl::StrCat("keyword \"", AsString(key), "\" has no handler"));
 }
 
 absl::StatusOr<Schema> Parser::Run(std::string_view text) {
@@ -782,8 +795,10 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   }
   simdjson::padded_string padded(text);
   if (auto error = parser_.parse(padded).get(root_); error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("schema is not valid JSON: ", simdjson::error_message(error), " at /"));
+    return WithJsonPointer(
+        absl::InvalidArgumentError(
+            absl::StrCat("schema is not valid JSON: ", simdjson::error_message(error), " at /")),
+        "/");
   }
   // Every node but merge products comes from a '{' in the text: reserving
   // avoids moving the (large) nodes while the table grows.

@@ -63,8 +63,10 @@ struct SchemaNode {
   // property or one anyOf branch; lowering treats it as `false`). A root that
   // matches nothing is an error instead.
   TypeSet types = kAllTypes;
-  // Why types is 0 (with the JSON pointer of the cause), for diagnostics.
+  // Why types is 0 (with the JSON pointer of the cause), for diagnostics,
+  // and that pointer as the message writes it (the error's maskd/json-pointer).
   std::string unsatisfiable;
+  std::string unsatisfiable_pointer;
   // enum, or const as a one-value enum. Values that the node's own type and
   // scalar constraints exclude are already removed; never empty.
   std::optional<std::vector<JsonValue>> enum_values;
@@ -113,15 +115,17 @@ struct SchemaNode {
   std::vector<NodeId> any_of;
   std::vector<NodeId> one_of;
   // True when the one_of branches are provably pairwise disjoint, so the
-  // lowering may treat one_of as any_of exactly (see disjoint.h).
+  // lowering may treat one_of as any_of exactly (ProvablyDisjoint, normalize.h).
   bool one_of_disjoint = false;
   NodeId not_schema = kNoNode;
   NodeId if_schema = kNoNode;  // then/else default to true.
   NodeId then_schema = kTrueNode;
   NodeId else_schema = kTrueNode;
   // Why a combinator of this node (not, if, oneOf) could not be rewritten
-  // into anyOf (expand.cc); lowering refuses the node with this message.
+  // into anyOf (expand.cc); lowering refuses the node with this message,
+  // naming `unsupported_pointer` (as the message writes it).
   std::string unsupported;
+  std::string unsupported_pointer;
 
   // Whether the node constrains instances by anything but its combinators
   // (all_of, any_of, one_of, not, if/then/else).

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/regex/unicode_classes.h"
 #include "compiler/regex/utf8.h"
 
@@ -58,8 +59,9 @@ absl::StatusOr<std::vector<uint32_t>> DecodeUtf8(std::string_view s) {
     static constexpr uint32_t kMinForLen[] = {0, 0, 0x80, 0x800, 0x10000};
     ok = ok && cp >= kMinForLen[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
     if (!ok) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("regex: invalid UTF-8 in pattern at byte offset ", i));
+      return WithByteOffset(absl::InvalidArgumentError(
+                                absl::StrCat("regex: invalid UTF-8 in pattern at byte offset ", i)),
+                            i);
     }
     out.push_back(cp);
     i += len;
@@ -89,12 +91,15 @@ class Parser {
   uint32_t Peek(size_t k = 0) const { return AtEnd(k) ? kNoChar : cps_[pos_ + k]; }
 
   absl::Status Error(std::string_view what, size_t at) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("regex: ", std::string(what), " at offset ", at));
+    return WithByteOffset(
+        absl::InvalidArgumentError(absl::StrCat("regex: ", std::string(what), " at offset ", at)),
+        at);
   }
   absl::Status Unsupported(std::string_view what, size_t at) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("regex: ", std::string(what), " is not supported (at offset ", at, ")"));
+    return WithByteOffset(
+        absl::InvalidArgumentError(
+            absl::StrCat("regex: ", std::string(what), " is not supported (at offset ", at, ")")),
+        at);
   }
 
   int Add(AstNode n) {
@@ -325,8 +330,9 @@ class Parser {
         ++pos_;
         absl::StatusOr<Ranges> r = UnicodePropertyRanges(name);
         if (!r.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("regex: ", r.status().message(), " (at offset ", start, ")"));
+          return WithByteOffset(absl::InvalidArgumentError(absl::StrCat(
+                                    "regex: ", r.status().message(), " (at offset ", start, ")")),
+                                start);
         }
         return c == 'P' ? ComplementCodepointRanges(*r) : *std::move(r);
       }

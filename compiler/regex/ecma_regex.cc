@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
 #include "compiler/regex/ecma_parser.h"
 
 namespace maskd::regex {
@@ -165,9 +166,11 @@ class Translator {
       // middle ones and a last (only the first may start at position 0 and
       // only the last may end at the end).
       if (node.min > kMaxAnchoredUnroll) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("regex: a repeated group containing ^ or $ with a count above ",
-                         kMaxAnchoredUnroll, " is not supported (at offset ", node.offset, ")"));
+        return WithByteOffset(
+            absl::InvalidArgumentError(absl::StrCat(
+                "regex: a repeated group containing ^ or $ with a count above ", kMaxAnchoredUnroll,
+                " is not supported (at offset ", node.offset, ")")),
+            node.offset);
       }
       AstNode star{AstNode::kRepeat};
       star.children = {body};
@@ -190,9 +193,11 @@ class Translator {
       return pool_->Or(std::vector<ExprId>{ExprSet::kEpsilon, pool_->NonEmpty(whole), several});
     }
     if (node.max > kMaxAnchoredUnroll) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("regex: a repeated group containing ^ or $ with a count above ",
-                       kMaxAnchoredUnroll, " is not supported (at offset ", node.offset, ")"));
+      return WithByteOffset(
+          absl::InvalidArgumentError(
+              absl::StrCat("regex: a repeated group containing ^ or $ with a count above ",
+                           kMaxAnchoredUnroll, " is not supported (at offset ", node.offset, ")")),
+          node.offset);
     }
     // A{m,n} = A^m (A|empty)^(n-m).
     AstNode optional{AstNode::kAlt};

@@ -60,7 +60,7 @@ void BpeTokenizer::EncodeSection(std::string_view text, bool at_start,
 void BpeTokenizer::EncodePiece(std::string_view piece, size_t section_start,
                                std::vector<Symbol>& symbols, std::vector<TokenId>& out) const {
   if (data_.ignore_merges) {
-    auto it = data_.piece_to_id.find(Av(piece));
+    auto it = data_.piece_to_id.find(AbslView(piece));
     if (it != data_.piece_to_id.end()) {
       out.push_back(it->second);
       return;
@@ -76,7 +76,7 @@ void BpeTokenizer::EncodePiece(std::string_view piece, size_t section_start,
     while (pos < piece.size()) {
       const size_t begin = pos;
       if (!NextCodePoint(piece, pos).has_value()) pos = begin + 1;  // Input is valid UTF-8.
-      auto it = data_.piece_to_id.find(Av(piece.substr(begin, pos - begin)));
+      auto it = data_.piece_to_id.find(AbslView(piece.substr(begin, pos - begin)));
       symbols.push_back({it == data_.piece_to_id.end() ? kUnknownSymbol : it->second,
                          static_cast<uint32_t>(begin), static_cast<uint32_t>(pos)});
     }

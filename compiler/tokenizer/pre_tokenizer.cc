@@ -59,7 +59,7 @@ std::optional<std::string> CategoryClassBody(std::string_view name) {
 
 std::string QuoteLiteral(std::string_view text) {
   // \Q...\E quotes everything except a literal "\E", which we split around.
-  return absl::StrCat("\\Q", absl::StrReplaceAll(Av(text), {{"\\E", "\\E\\\\E\\Q"}}), "\\E");
+  return absl::StrCat("\\Q", absl::StrReplaceAll(AbslView(text), {{"\\E", "\\E\\\\E\\Q"}}), "\\E");
 }
 
 }  // namespace
@@ -69,8 +69,8 @@ std::string TranslateJsPattern(std::string_view pattern) {
   // Escapes Python accepts but JavaScript's `u` mode refuses are dropped by
   // the reference before compiling; they mean the bare character anyway.
   source = absl::StrReplaceAll(source, {{"\\#", "#"}, {"\\&", "&"}, {"\\~", "~"}});
-  source =
-      absl::StrReplaceAll(source, {{Av(kCaseInsensitiveContractions), Av(kAsciiContractions)}});
+  source = absl::StrReplaceAll(
+      source, {{AbslView(kCaseInsensitiveContractions), AbslView(kAsciiContractions)}});
 
   std::string out;
   out.reserve(source.size() * 2);
@@ -81,12 +81,12 @@ std::string TranslateJsPattern(std::string_view pattern) {
       const char next = source[++i];
       switch (next) {
         case 's':
-          absl::StrAppend(&out, in_class ? "" : "[", Av(kJsSpace), in_class ? "" : "]");
+          absl::StrAppend(&out, in_class ? "" : "[", AbslView(kJsSpace), in_class ? "" : "]");
           break;
         case 'S':
           // Inside a class a negated set cannot be spelled out; PCRE2's \S is
           // the closest (the classes differ only in U+0085 and U+FEFF).
-          absl::StrAppend(&out, in_class ? "\\S" : absl::StrCat("[^", Av(kJsSpace), "]"));
+          absl::StrAppend(&out, in_class ? "\\S" : absl::StrCat("[^", AbslView(kJsSpace), "]"));
           break;
         case 'd':  // ASCII in JavaScript, Unicode Nd in PCRE2 with UCP.
           out += in_class ? "0-9" : "[0-9]";
@@ -195,7 +195,7 @@ void PreTokenizer::Split(std::string_view text, bool at_start,
     if (step.kind == PreTokenizerStep::Kind::kPrefixSpace) {
       for (std::string_view piece : current) {
         if (!piece.empty() && piece.front() != ' ') {
-          storage.push_back(absl::StrCat(" ", Av(piece)));
+          storage.push_back(absl::StrCat(" ", AbslView(piece)));
           next.push_back(storage.back());
         } else {
           next.push_back(piece);
@@ -210,7 +210,7 @@ void PreTokenizer::Split(std::string_view text, bool at_start,
       // input), then optionally cut before each replacement.
       const std::string_view rep = step.replacement;
       for (std::string_view piece : current) {
-        std::string replaced = absl::StrReplaceAll(Av(piece), {{" ", Av(rep)}});
+        std::string replaced = absl::StrReplaceAll(AbslView(piece), {{" ", AbslView(rep)}});
         const bool prepend = step.prepend == PreTokenizerStep::Prepend::kAlways ||
                              (step.prepend == PreTokenizerStep::Prepend::kFirst && at_start);
         if (prepend && !replaced.starts_with(rep)) replaced.insert(0, rep);

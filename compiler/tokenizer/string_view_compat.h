@@ -10,7 +10,7 @@
 
 namespace maskd::tokenizer_internal {
 
-inline absl::string_view Av(std::string_view text) { return {text.data(), text.size()}; }
+inline absl::string_view AbslView(std::string_view text) { return {text.data(), text.size()}; }
 
 }  // namespace maskd::tokenizer_internal
 

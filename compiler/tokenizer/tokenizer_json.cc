@@ -1,5 +1,8 @@
 // Tokenizer::FromJson / FromDirectory: tokenizer.json (+ tokenizer_config.json)
-// into BpeTokenizerData. Every refusal names the JSON path it is about.
+// into BpeTokenizerData. Every refusal names the JSON path it is about. This
+// file reads the model (vocabulary, merges, added tokens, EOS); the text
+// pipeline's sections (normalizer, pre_tokenizer, decoder) are read by
+// tokenizer_json_pipeline.h.
 //
 // model.vocab and model.merges are read with simdjson's On-Demand API, the
 // rest with its DOM API (tokenizer_json_split.h says why). Each member has
@@ -27,6 +30,8 @@
 #include "compiler/tokenizer/padded_json.h"
 #include "compiler/tokenizer/string_view_compat.h"
 #include "compiler/tokenizer/tokenizer.h"
+#include "compiler/tokenizer/tokenizer_json_dom.h"
+#include "compiler/tokenizer/tokenizer_json_pipeline.h"
 #include "compiler/tokenizer/tokenizer_json_split.h"
 #include "compiler/tokenizer/utf8.h"
 #include "nlohmann/json.hpp"
@@ -38,15 +43,23 @@ namespace {
 using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
+using tokenizer_internal::AbslView;
 using tokenizer_internal::AddedToken;
-using tokenizer_internal::Av;
+using tokenizer_internal::BoolMember;
 using tokenizer_internal::BpeTokenizer;
 using tokenizer_internal::BpeTokenizerData;
+using tokenizer_internal::DecoderIsByteLevel;
+using tokenizer_internal::Invalid;
 using tokenizer_internal::kUnknownSymbol;
+using tokenizer_internal::Member;
 using tokenizer_internal::NormalizerStep;
 using tokenizer_internal::PaddedJson;
+using tokenizer_internal::ParseNormalizer;
+using tokenizer_internal::ParsePreTokenizer;
 using tokenizer_internal::PreTokenizer;
 using tokenizer_internal::PreTokenizerStep;
+using tokenizer_internal::Quote;
+using tokenizer_internal::StringMember;
 using tokenizer_internal::TokenizerJsonParts;
 namespace ondemand = simdjson::ondemand;
 
@@ -57,22 +70,7 @@ static_assert(simdjson::SIMDJSON_PADDING <= 64);
 // vocabulary comes near, and a typo must not allocate gigabytes.
 constexpr uint64_t kMaxTokenId = (uint64_t{1} << 24) - 1;
 
-// GPT-2's pre-tokenizer pattern, used by ByteLevel with use_regex = true.
-constexpr std::string_view kGpt2Pattern =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-
 constexpr std::string_view kSentencePieceSpace = "\xE2\x96\x81";  // U+2581 "▁"
-
-absl::Status Invalid(absl::string_view file, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(file, ": ", what));
-}
-
-// A short, printable rendering of a token for error messages.
-std::string Quote(std::string_view text) {
-  std::string shown(text.substr(0, 40));
-  if (text.size() > 40) shown += "...";
-  return absl::StrCat("\"", absl::CHexEscape(shown), "\"");
-}
 
 std::string ContentHash(std::string_view bytes) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -132,35 +130,6 @@ absl::Status SyntaxErrorMessage(std::string_view json, absl::string_view file,
                          simdjson::error_message(error)));
 }
 
-// Optional member access: nullopt when absent or null.
-std::optional<element> Member(const object& obj, std::string_view key) {
-  element value;
-  if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return std::nullopt;
-  return value;
-}
-
-absl::StatusOr<bool> BoolMember(const object& obj, std::string_view key, bool fallback,
-                                absl::string_view path) {
-  const std::optional<element> value = Member(obj, key);
-  if (!value.has_value()) return fallback;
-  bool result;
-  if (value->get(result) != simdjson::SUCCESS) {
-    return Invalid("tokenizer.json", absl::StrCat(path, ".", Av(key), " is not a boolean"));
-  }
-  return result;
-}
-
-absl::StatusOr<std::string_view> StringMember(const object& obj, std::string_view key,
-                                              absl::string_view path) {
-  const std::optional<element> value = Member(obj, key);
-  std::string_view result;
-  if (!value.has_value() || value->get(result) != simdjson::SUCCESS) {
-    return Invalid("tokenizer.json",
-                   absl::StrCat(path, ".", Av(key), " is missing or not a string"));
-  }
-  return result;
-}
-
 // Why `id` (read with `error`) is not a token id, or OK.
 absl::Status CheckId(simdjson::error_code error, uint64_t id, absl::string_view path) {
   if (error != simdjson::SUCCESS) {
@@ -188,185 +157,7 @@ std::string SentencePieceBytes(std::string_view piece) {
     const auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'A' + 10; };
     return std::string(1, static_cast<char>(nibble(piece[3]) * 16 + nibble(piece[4])));
   }
-  return absl::StrReplaceAll(Av(piece), {{Av(kSentencePieceSpace), " "}});
-}
-
-absl::Status ParseNormalizer(const element& value, absl::string_view path,
-                             std::vector<NormalizerStep>& steps) {
-  if (value.is_null()) return absl::OkStatus();
-  object obj;
-  if (value.get(obj) != simdjson::SUCCESS) {
-    return Invalid("tokenizer.json", absl::StrCat(path, " is not an object"));
-  }
-  absl::StatusOr<std::string_view> type = StringMember(obj, "type", path);
-  if (!type.ok()) return type.status();
-  using Kind = NormalizerStep::Kind;
-  if (*type == "Sequence") {
-    array list;
-    const std::optional<element> normalizers = Member(obj, "normalizers");
-    if (!normalizers.has_value() || normalizers->get(list) != simdjson::SUCCESS) {
-      return Invalid("tokenizer.json", absl::StrCat(path, ".normalizers is not an array"));
-    }
-    size_t i = 0;
-    for (element child : list) {
-      absl::Status status =
-          ParseNormalizer(child, absl::StrCat(path, ".normalizers[", i++, "]"), steps);
-      if (!status.ok()) return status;
-    }
-  } else if (*type == "NFC" || *type == "NFD" || *type == "NFKC" || *type == "NFKD") {
-    steps.push_back({*type == "NFC"    ? Kind::kNfc
-                     : *type == "NFD"  ? Kind::kNfd
-                     : *type == "NFKC" ? Kind::kNfkc
-                                       : Kind::kNfkd,
-                     "", ""});
-  } else if (*type == "Lowercase") {
-    steps.push_back({Kind::kLowercase, "", ""});
-  } else if (*type == "Prepend") {
-    absl::StatusOr<std::string_view> prepend = StringMember(obj, "prepend", path);
-    if (!prepend.ok()) return prepend.status();
-    steps.push_back({Kind::kPrepend, std::string(*prepend), ""});
-  } else if (*type == "Replace") {
-    std::optional<element> pattern = Member(obj, "pattern");
-    object pattern_obj;
-    if (!pattern.has_value() || pattern->get(pattern_obj) != simdjson::SUCCESS) {
-      return Invalid("tokenizer.json", absl::StrCat(path, ".pattern is not an object"));
-    }
-    if (Member(pattern_obj, "String") == std::nullopt) {
-      return Invalid("tokenizer.json",
-                     absl::StrCat(path,
-                                  ".pattern: only {\"String\": ...} replacements are "
-                                  "supported, not regex ones"));
-    }
-    absl::StatusOr<std::string_view> literal =
-        StringMember(pattern_obj, "String", absl::StrCat(path, ".pattern"));
-    if (!literal.ok()) return literal.status();
-    absl::StatusOr<std::string_view> content = StringMember(obj, "content", path);
-    if (!content.ok()) return content.status();
-    steps.push_back({Kind::kReplace, std::string(*literal), std::string(*content)});
-  } else {
-    return Invalid("tokenizer.json",
-                   absl::StrCat(path, ".type ", Quote(*type), " is not a supported normalizer"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ParsePreTokenizer(const element& value, absl::string_view path,
-                               std::vector<PreTokenizerStep>& steps, bool& byte_level) {
-  if (value.is_null()) return absl::OkStatus();
-  object obj;
-  if (value.get(obj) != simdjson::SUCCESS) {
-    return Invalid("tokenizer.json", absl::StrCat(path, " is not an object"));
-  }
-  absl::StatusOr<std::string_view> type = StringMember(obj, "type", path);
-  if (!type.ok()) return type.status();
-  if (*type == "Sequence") {
-    array list;
-    const std::optional<element> children = Member(obj, "pretokenizers");
-    if (!children.has_value() || children->get(list) != simdjson::SUCCESS) {
-      return Invalid("tokenizer.json", absl::StrCat(path, ".pretokenizers is not an array"));
-    }
-    size_t i = 0;
-    for (element child : list) {
-      absl::Status status = ParsePreTokenizer(
-          child, absl::StrCat(path, ".pretokenizers[", i++, "]"), steps, byte_level);
-      if (!status.ok()) return status;
-    }
-  } else if (*type == "ByteLevel") {
-    byte_level = true;
-    absl::StatusOr<bool> prefix = BoolMember(obj, "add_prefix_space", false, path);
-    absl::StatusOr<bool> use_regex = BoolMember(obj, "use_regex", true, path);
-    if (!prefix.ok()) return prefix.status();
-    if (!use_regex.ok()) return use_regex.status();
-    if (*prefix) {
-      PreTokenizerStep step;
-      step.kind = PreTokenizerStep::Kind::kPrefixSpace;
-      steps.push_back(std::move(step));
-    }
-    if (*use_regex) {
-      steps.push_back({PreTokenizerStep::Kind::kSplit, std::string(kGpt2Pattern), false,
-                       PreTokenizerStep::Behavior::kInvert});
-    }
-  } else if (*type == "Metaspace") {
-    PreTokenizerStep step;
-    step.kind = PreTokenizerStep::Kind::kMetaspace;
-    absl::StatusOr<std::string_view> replacement = StringMember(obj, "replacement", path);
-    if (!replacement.ok()) return replacement.status();
-    step.pattern = std::string(*replacement);
-    absl::StatusOr<bool> split = BoolMember(obj, "split", true, path);
-    if (!split.ok()) return split.status();
-    step.split = *split;
-    // Old files say add_prefix_space; newer ones prepend_scheme.
-    absl::StatusOr<bool> add_prefix = BoolMember(obj, "add_prefix_space", true, path);
-    if (!add_prefix.ok()) return add_prefix.status();
-    step.prepend =
-        *add_prefix ? PreTokenizerStep::Prepend::kAlways : PreTokenizerStep::Prepend::kNever;
-    if (const std::optional<element> scheme = Member(obj, "prepend_scheme"); scheme.has_value()) {
-      std::string_view name;
-      if (scheme->get(name) != simdjson::SUCCESS ||
-          (name != "always" && name != "first" && name != "never")) {
-        return Invalid(
-            "tokenizer.json",
-            absl::StrCat(path, ".prepend_scheme is not \"always\", \"first\" or \"never\""));
-      }
-      step.prepend = name == "always"  ? PreTokenizerStep::Prepend::kAlways
-                     : name == "first" ? PreTokenizerStep::Prepend::kFirst
-                                       : PreTokenizerStep::Prepend::kNever;
-    }
-    steps.push_back(std::move(step));
-  } else if (*type == "Split") {
-    PreTokenizerStep step;
-    std::optional<element> pattern = Member(obj, "pattern");
-    object pattern_obj;
-    if (!pattern.has_value() || pattern->get(pattern_obj) != simdjson::SUCCESS) {
-      return Invalid("tokenizer.json", absl::StrCat(path, ".pattern is not an object"));
-    }
-    const bool is_regex = Member(pattern_obj, "Regex").has_value();
-    absl::StatusOr<std::string_view> source =
-        StringMember(pattern_obj, is_regex ? "Regex" : "String", absl::StrCat(path, ".pattern"));
-    if (!source.ok()) return source.status();
-    step.pattern = std::string(*source);
-    step.literal = !is_regex;
-    absl::StatusOr<bool> invert = BoolMember(obj, "invert", false, path);
-    if (!invert.ok()) return invert.status();
-    absl::StatusOr<std::string_view> behavior = StringMember(obj, "behavior", path);
-    if (!behavior.ok()) return behavior.status();
-    const std::string lower = absl::AsciiStrToLower(Av(*behavior));
-    if (*invert) {
-      step.behavior = PreTokenizerStep::Behavior::kInvert;
-    } else if (lower == "isolated") {
-      step.behavior = PreTokenizerStep::Behavior::kIsolated;
-    } else if (lower == "removed") {
-      step.behavior = PreTokenizerStep::Behavior::kRemoved;
-    } else {
-      return Invalid("tokenizer.json", absl::StrCat(path, ".behavior ", Quote(*behavior),
-                                                    " is not supported (Isolated, Removed)"));
-    }
-    steps.push_back(std::move(step));
-  } else {
-    return Invalid("tokenizer.json",
-                   absl::StrCat(path, ".type ", Quote(*type), " is not a supported pre-tokenizer"));
-  }
-  return absl::OkStatus();
-}
-
-// The decoder says byte-level too when the pre-tokenizer does not.
-bool DecoderIsByteLevel(const object& root) {
-  const std::optional<element> decoder = Member(root, "decoder");
-  object obj;
-  if (!decoder.has_value() || decoder->get(obj) != simdjson::SUCCESS) return false;
-  std::string_view type;
-  if (obj["type"].get(type) != simdjson::SUCCESS) return false;
-  if (type == "ByteLevel") return true;
-  array list;
-  if (type != "Sequence" || obj["decoders"].get(list) != simdjson::SUCCESS) return false;
-  for (element child : list) {
-    object child_obj;
-    if (child.get(child_obj) == simdjson::SUCCESS &&
-        child_obj["type"].get(type) == simdjson::SUCCESS && type == "ByteLevel") {
-      return true;
-    }
-  }
-  return false;
+  return absl::StrReplaceAll(AbslView(piece), {{AbslView(kSentencePieceSpace), " "}});
 }
 
 // On-Demand strings without escapes (nearly all of them) are read in place
@@ -804,7 +595,7 @@ class Loader {
   }
 
   std::optional<TokenId> LookupPiece(std::string_view key) const {
-    auto it = data_.piece_to_id.find(Av(key));
+    auto it = data_.piece_to_id.find(AbslView(key));
     if (it == data_.piece_to_id.end()) return std::nullopt;
     return it->second;
   }
@@ -866,8 +657,8 @@ class Loader {
     merge.right = right;
     merge.spelled_ok = ToPieceKey(left, merge.left_key) && ToPieceKey(right, merge.right_key);
     if (merge.spelled_ok) {
-      data_.piece_to_id.prefetch(Av(merge.left_key));
-      data_.piece_to_id.prefetch(Av(merge.right_key));
+      data_.piece_to_id.prefetch(AbslView(merge.left_key));
+      data_.piece_to_id.prefetch(AbslView(merge.right_key));
     }
     return queued_ == kMergeBatch ? FlushMerges() : absl::OkStatus();
   }
@@ -901,10 +692,11 @@ class Loader {
       merged_key_.append(merge.right_key);
       const std::optional<TokenId> merged = LookupMerged(merged_key_);
       if (!merged.has_value()) {
-        return Invalid("tokenizer.json",
-                       absl::StrCat("model.merges[", rank, "] produces ",
-                                    Quote(absl::StrCat(Av(merge.left), Av(merge.right))),
-                                    ", which is not in model.vocab (unknown token)"));
+        return Invalid(
+            "tokenizer.json",
+            absl::StrCat("model.merges[", rank, "] produces ",
+                         Quote(absl::StrCat(AbslView(merge.left), AbslView(merge.right))),
+                         ", which is not in model.vocab (unknown token)"));
       }
       data_.merger.Add(merge.left_id, merge.right_id, rank, *merged);
     }
@@ -957,7 +749,7 @@ class Loader {
       const std::string key = data_.kind == TokenizerKind::kByteLevelBpe
                                   ? std::string(1, static_cast<char>(b))
                                   : absl::StrFormat("<0x%02X>", b);
-      auto it = data_.piece_to_id.find(Av(key));
+      auto it = data_.piece_to_id.find(AbslView(key));
       if (it != data_.piece_to_id.end()) data_.byte_tokens[b] = it->second;
     }
     return absl::OkStatus();
@@ -975,7 +767,7 @@ class Loader {
       // byte-level spelled, which for ASCII is the text's own bytes.
       key = content;
     }
-    auto it = data_.piece_to_id.find(Av(key));
+    auto it = data_.piece_to_id.find(AbslView(key));
     if (it != data_.piece_to_id.end()) return it->second;
     return std::nullopt;
   }

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))
+import data_paths  # noqa: E402  (tests/support)
+
 if len(sys.argv) < 3:
     sys.exit("usage: chart_matches_kustomize_test.py REPO_ROOT MASKD_BINARY")
 ROOT = Path(sys.argv.pop(1)).resolve()
@@ -131,9 +134,7 @@ class ChartMatchesKustomize(unittest.TestCase):
         env = self.container_env()
         args = [expand_vars(a, env) for a in self.container["args"]]
         mount = self.values["tokenizers"]["mountPath"]
-        local = os.environ.get("MASKD_TOKENIZER_DIR") or os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-            "maskd", "tokenizers")
+        local = data_paths.tokenizer_root()
         local_args = []
         for arg in args:
             if arg.startswith(("--listen=", "--metrics_listen=")):

@@ -41,6 +41,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))
+import data_paths  # noqa: E402  (tests/support)
+
 ARGS = None
 JOB = "maskd"
 
@@ -89,10 +92,7 @@ def free_port():
 
 
 def default_tokenizer_dir():
-    base = os.environ.get("MASKD_TOKENIZER_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "maskd", "tokenizers"
-    )
-    return os.path.join(base, "llama3")
+    return data_paths.tokenizer_dir("llama3")
 
 
 class Process:

@@ -15,7 +15,7 @@
 
 namespace maskd::e2e {
 
-std::string Llama3Dir() { return testing::TokenizerRootDir() + "/llama3"; }
+std::string Llama3Dir() { return testing::TokenizerDir("llama3"); }
 
 absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> StartMaskd(
     const std::vector<std::string>& extra) {
@@ -54,12 +54,6 @@ absl::StatusOr<CompiledSchema> CompileForLlama3(const client::MaskdClient& clien
       client.Compile(info->tokenizer_id(), client::JsonSchemaSpec(schema));
   if (!compiled.ok()) return compiled.status();
   return CompiledSchema{info->tokenizer_id(), compiled->handle};
-}
-
-std::string MaskBenchPath() {
-  const char* env = std::getenv("MASKD_MASKBENCH");
-  if (env != nullptr && env[0] != '\0') return env;
-  return std::string(MASKD_SOURCE_DIR) + "/../shared/maskbench/dev.jsonl.gz";
 }
 
 std::string FetchMetrics(const std::string& metrics_address) {

@@ -12,11 +12,11 @@
 #include "absl/status/statusor.h"
 #include "clients/cpp/client.h"
 #include "compiler/tokenizer/tokenizer.h"
-#include "tests/service/maskd_process.h"
+#include "harness/maskd_process.h"
 
 namespace maskd::e2e {
 
-// $MASKD_TOKENIZER_DIR/llama3 (or the tokenizer cache's).
+// testing::TokenizerDir("llama3") (harness/data_paths.h).
 std::string Llama3Dir();
 
 // maskd --tokenizer=llama3=DIR on 127.0.0.1:0 (gRPC and metrics) with a 1 s
@@ -37,9 +37,6 @@ struct CompiledSchema {
 };
 absl::StatusOr<CompiledSchema> CompileForLlama3(const client::MaskdClient& client,
                                                 const std::string& schema);
-
-// $MASKD_MASKBENCH, default <source>/../shared/maskbench/dev.jsonl.gz.
-std::string MaskBenchPath();
 
 // GET http://ADDRESS/metrics; empty on failure.
 std::string FetchMetrics(const std::string& metrics_address);

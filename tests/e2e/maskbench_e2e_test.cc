@@ -17,11 +17,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "bench/maskbench/maskbench_data.h"
 #include "clients/cpp/spec.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
+#include "harness/maskbench_data.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace maskd::e2e {
@@ -114,7 +114,7 @@ TEST_P(MaskBenchE2eTest, ServerGivesTheEnginesVerdictsAndMasksAtEveryStep) {
   absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer = Llama3();
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   absl::StatusOr<std::vector<maskbench::SchemaCase>> cases =
-      maskbench::LoadMaskBench(MaskBenchPath());
+      maskbench::LoadMaskBench(testing::MaskBenchPath());
   ASSERT_TRUE(cases.ok()) << cases.status();
   absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = StartMaskd();
   ASSERT_TRUE(server.ok()) << server.status();

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "compiler/compile/compile.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd::fuzz {
 
-inline std::shared_ptr<const testing::FakeTokenizer> FuzzVocab() {
-  static const std::shared_ptr<const testing::FakeTokenizer> vocab = [] {
+inline std::shared_ptr<const testing::SmallVocabTokenizer> FuzzVocab() {
+  static const std::shared_ptr<const testing::SmallVocabTokenizer> vocab = [] {
     std::vector<std::string> tokens;
     for (int c = 32; c < 127; ++c) tokens.push_back(std::string(1, static_cast<char>(c)));
     for (const char* t : {"\n",       "\t",
@@ -33,7 +33,7 @@ inline std::shared_ptr<const testing::FakeTokenizer> FuzzVocab() {
                           "\xc3",     "\xa9\""}) {
       tokens.push_back(t);
     }
-    return std::make_shared<const testing::FakeTokenizer>(std::move(tokens), "fuzz");
+    return std::make_shared<const testing::SmallVocabTokenizer>(std::move(tokens), "fuzz");
   }();
   return vocab;
 }

@@ -32,8 +32,8 @@ void operator delete(void* p, size_t) noexcept { std::free(p); }
 namespace maskd {
 namespace {
 
-Symbol N(NonterminalId a) { return Symbol::Nonterminal(a); }
-Symbol L(LexemeId t) { return Symbol::Lexeme(t); }
+Symbol NonterminalSym(NonterminalId a) { return Symbol::Nonterminal(a); }
+Symbol LexemeSym(LexemeId t) { return Symbol::Lexeme(t); }
 
 // JSON over abstract lexemes:
 //   value   ::= object | array | STRING | NUMBER | TRUE
@@ -67,21 +67,21 @@ struct JsonGrammar {
                         members = b.Nonterminal("members"), pair = b.Nonterminal("pair"),
                         array = b.Nonterminal("array"), elems = b.Nonterminal("elems"),
                         rest = b.Nonterminal("rest");
-    b.AddRule(value, {N(object)});
-    b.AddRule(value, {N(array)});
-    b.AddRule(value, {L(kString)});
-    b.AddRule(value, {L(kNumber)});
-    b.AddRule(value, {L(kTrue)});
-    b.AddRule(object, {L(kLBrace), L(kRBrace)});
-    b.AddRule(object, {L(kLBrace), N(members), L(kRBrace)});
-    b.AddRule(members, {N(pair)});
-    b.AddRule(members, {N(members), L(kComma), N(pair)});
-    b.AddRule(pair, {L(kString), L(kColon), N(value)});
-    b.AddRule(array, {L(kLBracket), N(elems), L(kRBracket)});
+    b.AddRule(value, {NonterminalSym(object)});
+    b.AddRule(value, {NonterminalSym(array)});
+    b.AddRule(value, {LexemeSym(kString)});
+    b.AddRule(value, {LexemeSym(kNumber)});
+    b.AddRule(value, {LexemeSym(kTrue)});
+    b.AddRule(object, {LexemeSym(kLBrace), LexemeSym(kRBrace)});
+    b.AddRule(object, {LexemeSym(kLBrace), NonterminalSym(members), LexemeSym(kRBrace)});
+    b.AddRule(members, {NonterminalSym(pair)});
+    b.AddRule(members, {NonterminalSym(members), LexemeSym(kComma), NonterminalSym(pair)});
+    b.AddRule(pair, {LexemeSym(kString), LexemeSym(kColon), NonterminalSym(value)});
+    b.AddRule(array, {LexemeSym(kLBracket), NonterminalSym(elems), LexemeSym(kRBracket)});
     b.AddRule(elems, {});
-    b.AddRule(elems, {N(value), N(rest)});
+    b.AddRule(elems, {NonterminalSym(value), NonterminalSym(rest)});
     b.AddRule(rest, {});
-    b.AddRule(rest, {L(kComma), N(value), N(rest)});
+    b.AddRule(rest, {LexemeSym(kComma), NonterminalSym(value), NonterminalSym(rest)});
     b.SetStart(value);
     grammar = *b.Build();
     id.resize(kNumLex);
@@ -185,11 +185,11 @@ TEST(EarleyParserTest, ScanAnyIsUnionOfScans) {
   const LexemeId a = b.AddLexeme("a", 0), bb = b.AddLexeme("b", 1), x = b.AddLexeme("x", 2),
                  y = b.AddLexeme("y", 3);
   const NonterminalId s = b.Nonterminal("S"), na = b.Nonterminal("A"), nb = b.Nonterminal("B");
-  b.AddRule(s, {N(na), L(x)});
-  b.AddRule(s, {N(nb), L(y)});
-  b.AddRule(na, {L(a)});
-  b.AddRule(nb, {L(bb)});
-  b.AddRule(nb, {L(a), L(a)});
+  b.AddRule(s, {NonterminalSym(na), LexemeSym(x)});
+  b.AddRule(s, {NonterminalSym(nb), LexemeSym(y)});
+  b.AddRule(na, {LexemeSym(a)});
+  b.AddRule(nb, {LexemeSym(bb)});
+  b.AddRule(nb, {LexemeSym(a), LexemeSym(a)});
   b.SetStart(s);
   auto g = *b.Build();
   EarleyParser p(g);
@@ -214,11 +214,11 @@ TEST(EarleyParserTest, LongLeftAndRightRecursion) {
   const LexemeId a = b.AddLexeme("a", 0), z = b.AddLexeme("z", 1);
   const NonterminalId s = b.Nonterminal("S"), left = b.Nonterminal("Left"),
                       right = b.Nonterminal("Right");
-  b.AddRule(s, {N(left), N(right)});
-  b.AddRule(left, {N(left), L(a)});  // Left ::= Left a | a
-  b.AddRule(left, {L(a)});
-  b.AddRule(right, {L(z), N(right)});  // Right ::= z Right | z
-  b.AddRule(right, {L(z)});
+  b.AddRule(s, {NonterminalSym(left), NonterminalSym(right)});
+  b.AddRule(left, {NonterminalSym(left), LexemeSym(a)});  // Left ::= Left a | a
+  b.AddRule(left, {LexemeSym(a)});
+  b.AddRule(right, {LexemeSym(z), NonterminalSym(right)});  // Right ::= z Right | z
+  b.AddRule(right, {LexemeSym(z)});
   b.SetStart(s);
   EarleyParser p(*b.Build());
   for (int i = 0; i < 2000; ++i) ASSERT_TRUE(p.Scan(a));
@@ -240,8 +240,8 @@ TEST(EarleyParserTest, ItemLimitFailsCleanly) {
   GrammarBuilder b;
   const LexemeId a = b.AddLexeme("a", 0);
   const NonterminalId s = b.Nonterminal("S");
-  b.AddRule(s, {N(s), N(s)});
-  b.AddRule(s, {L(a)});
+  b.AddRule(s, {NonterminalSym(s), NonterminalSym(s)});
+  b.AddRule(s, {LexemeSym(a)});
   b.SetStart(s);
   EarleyOptions options;
   options.max_items_per_set = 200;

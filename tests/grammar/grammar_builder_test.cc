@@ -14,8 +14,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-Symbol N(NonterminalId a) { return Symbol::Nonterminal(a); }
-Symbol L(LexemeId t) { return Symbol::Lexeme(t); }
+Symbol NonterminalSym(NonterminalId a) { return Symbol::Nonterminal(a); }
+Symbol LexemeSym(LexemeId t) { return Symbol::Lexeme(t); }
 
 // Names of the FIRST lexemes of a nonterminal, for readable expectations.
 std::vector<std::string> FirstNames(const Grammar& g, NonterminalId a) {
@@ -44,7 +44,7 @@ TEST(GrammarBuilderTest, MissingStartIsAnError) {
 TEST(GrammarBuilderTest, UndefinedNonterminalsAreNamed) {
   GrammarBuilder b;
   const NonterminalId s = b.Nonterminal("s");
-  b.AddRule(s, {N(b.Nonterminal("value")), N(b.Nonterminal("tail"))});
+  b.AddRule(s, {NonterminalSym(b.Nonterminal("value")), NonterminalSym(b.Nonterminal("tail"))});
   b.Nonterminal("unused_and_undefined");  // Never referenced: not an error.
   b.SetStart(s);
   auto g = b.Build();
@@ -56,7 +56,7 @@ TEST(GrammarBuilderTest, UndefinedNonterminalsAreNamed) {
 TEST(GrammarBuilderTest, NonexistentIdsAreErrors) {
   GrammarBuilder b;
   const NonterminalId s = b.Nonterminal("s");
-  b.AddRule(s, {L(3)});
+  b.AddRule(s, {LexemeSym(3)});
   b.SetStart(s);
   auto g = b.Build();
   ASSERT_FALSE(g.ok());
@@ -72,8 +72,8 @@ TEST(GrammarBuilderTest, UnproductiveStartMatchesNothing) {
   const LexemeId a = b.AddLexeme("a", 1);
   const NonterminalId s = b.Nonterminal("s");
   const NonterminalId t = b.Nonterminal("t");
-  b.AddRule(s, {L(a), N(t)});
-  b.AddRule(t, {N(t), L(a)});  // t never terminates.
+  b.AddRule(s, {LexemeSym(a), NonterminalSym(t)});
+  b.AddRule(t, {NonterminalSym(t), LexemeSym(a)});  // t never terminates.
   b.SetStart(s);
   auto g = b.Build();
   ASSERT_FALSE(g.ok());
@@ -89,10 +89,10 @@ TEST(GrammarBuilderTest, TrimsUnproductiveAndUnreachable) {
   const NonterminalId s = b.Nonterminal("s");
   const NonterminalId loop = b.Nonterminal("loop");
   const NonterminalId island = b.Nonterminal("island");
-  b.AddRule(s, {L(a)});
-  b.AddRule(s, {L(x), N(loop)});
-  b.AddRule(loop, {N(loop)});
-  b.AddRule(island, {L(y)});
+  b.AddRule(s, {LexemeSym(a)});
+  b.AddRule(s, {LexemeSym(x), NonterminalSym(loop)});
+  b.AddRule(loop, {NonterminalSym(loop)});
+  b.AddRule(island, {LexemeSym(y)});
   b.SetStart(s);
   auto g = b.Build();
   ASSERT_TRUE(g.ok()) << g.status();
@@ -115,9 +115,9 @@ TEST(GrammarBuilderTest, SameRegexIsSameLexemeAndDuplicateRulesCollapse) {
   EXPECT_EQ(a1, a2);
   EXPECT_NE(a1, a3);
   const NonterminalId s = b.Nonterminal("s");
-  b.AddRule(s, {L(a1)});
-  b.AddRule(s, {L(a2)});
-  b.AddRule(s, {L(a3)});
+  b.AddRule(s, {LexemeSym(a1)});
+  b.AddRule(s, {LexemeSym(a2)});
+  b.AddRule(s, {LexemeSym(a3)});
   b.SetStart(s);
   auto g = b.Build();
   ASSERT_TRUE(g.ok());
@@ -145,13 +145,13 @@ TEST(GrammarBuilderTest, NullableFirstAndClosures) {
                  comma = b.AddLexeme(",", 4);
   const NonterminalId value = b.Nonterminal("value"), obj = b.Nonterminal("obj"),
                       members = b.Nonterminal("members"), more = b.Nonterminal("more");
-  b.AddRule(value, {N(obj)});
-  b.AddRule(value, {L(n)});
-  b.AddRule(obj, {L(lb), N(members), L(rb)});
+  b.AddRule(value, {NonterminalSym(obj)});
+  b.AddRule(value, {LexemeSym(n)});
+  b.AddRule(obj, {LexemeSym(lb), NonterminalSym(members), LexemeSym(rb)});
   b.AddRule(members, {});
-  b.AddRule(members, {N(value), N(more)});
+  b.AddRule(members, {NonterminalSym(value), NonterminalSym(more)});
   b.AddRule(more, {});
-  b.AddRule(more, {L(comma), N(value), N(more)});
+  b.AddRule(more, {LexemeSym(comma), NonterminalSym(value), NonterminalSym(more)});
   b.SetStart(value);
   auto g = b.Build();
   ASSERT_TRUE(g.ok()) << g.status();

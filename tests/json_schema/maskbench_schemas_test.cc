@@ -13,17 +13,14 @@
 
 #include "compiler/json_schema/parse_schema.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
 #include "simdjson.h"
 #include "tests/json_schema/reference_validator.h"
 
 namespace maskd::json_schema {
 namespace {
 
-std::string MaskBenchPath() {
-  const char* env = std::getenv("MASKD_MASKBENCH");
-  if (env != nullptr && *env != '\0') return env;
-  return std::string(MASKD_SOURCE_DIR) + "/../shared/maskbench/dev.jsonl.gz";
-}
+using ::maskd::testing::MaskBenchPath;
 
 bool ReadGzipLines(const std::string& path, std::vector<std::string>* lines) {
   gzFile f = gzopen(path.c_str(), "rb");

@@ -17,7 +17,7 @@ namespace {
 
 using Bound = std::optional<NumericBound>;
 
-Decimal D(const std::string& s) { return *Decimal::FromString(s); }
+Decimal DecimalOf(const std::string& s) { return *Decimal::FromString(s); }
 
 bool InRange(const Decimal& v, const Bound& lo, const Bound& hi) {
   if (lo) {
@@ -52,8 +52,8 @@ std::string PythonScientific(const Decimal& v) {
 std::vector<Bound> Bounds(const std::vector<std::string>& values) {
   std::vector<Bound> out = {std::nullopt};
   for (const std::string& v : values) {
-    out.push_back(NumericBound{D(v), false});
-    out.push_back(NumericBound{D(v), true});
+    out.push_back(NumericBound{DecimalOf(v), false});
+    out.push_back(NumericBound{DecimalOf(v), true});
   }
   return out;
 }
@@ -68,7 +68,7 @@ TEST(IntegerRangeRegexTest, MatchesExactlyTheIntegersInRange) {
   for (const Bound& lo : bounds) {
     for (const Bound& hi : bounds) {
       bool any = false;
-      for (const std::string& c : candidates) any = any || InRange(D(c), lo, hi);
+      for (const std::string& c : candidates) any = any || InRange(DecimalOf(c), lo, hi);
       absl::StatusOr<std::string> re = IntegerRangeRegex(lo, hi);
       if (!any) {
         EXPECT_FALSE(re.ok()) << Describe(lo, hi) << " gave " << *re;
@@ -78,7 +78,7 @@ TEST(IntegerRangeRegexTest, MatchesExactlyTheIntegersInRange) {
       RE2 compiled(*re);
       ASSERT_TRUE(compiled.ok()) << *re;
       for (const std::string& c : candidates) {
-        ASSERT_EQ(RE2::FullMatch(c, compiled), InRange(D(c), lo, hi))
+        ASSERT_EQ(RE2::FullMatch(c, compiled), InRange(DecimalOf(c), lo, hi))
             << c << " in " << Describe(lo, hi) << " regex " << *re;
       }
       for (const char* bad : {"01", "-01", "1.0", "1e2", "+1", "", "-", "00"}) {
@@ -94,7 +94,7 @@ TEST(IntegerRangeRegexTest, HugeBoundsBeyondInt64) {
   const std::vector<std::string> edges = {"9223372036854775807", "-9223372036854775808",
                                           "18446744073709551615", "100000000000000000000"};
   for (const std::string& e : edges) {
-    Decimal edge = D(e);
+    Decimal edge = DecimalOf(e);
     for (bool exclusive : {false, true}) {
       for (int side = 0; side < 2; ++side) {
         Bound lo, hi;
@@ -104,7 +104,8 @@ TEST(IntegerRangeRegexTest, HugeBoundsBeyondInt64) {
         RE2 compiled(*re);
         ASSERT_TRUE(compiled.ok());
         // Candidates: edge +- k for small k, and values far on both sides.
-        std::vector<Decimal> values = {D("0"), D("1"), D("-1"), D("1e25"), D("-1e25")};
+        std::vector<Decimal> values = {DecimalOf("0"), DecimalOf("1"), DecimalOf("-1"),
+                                       DecimalOf("1e25"), DecimalOf("-1e25")};
         Decimal up = edge, down = edge;
         for (int k = 0; k < 30; ++k) {
           values.push_back(up);
@@ -150,7 +151,7 @@ TEST(NumberRangeRegexTest, MatchesFixedNotationWithUpToThreeFractionDigits) {
       RE2 compiled(*re);
       ASSERT_TRUE(compiled.ok()) << *re;
       for (const std::string& c : candidates) {
-        ASSERT_EQ(RE2::FullMatch(c, compiled), InRange(D(c), lo, hi))
+        ASSERT_EQ(RE2::FullMatch(c, compiled), InRange(DecimalOf(c), lo, hi))
             << c << " in " << Describe(lo, hi) << " regex " << *re;
       }
       for (const char* bad : {"01", "1.", ".5", "+1", "", "-", "1.5.2", "0x1"}) {
@@ -166,8 +167,8 @@ TEST(NumberRangeRegexTest, AcceptsPythonExponentFormsInRange) {
                                      "1e300",  "7e-1",    "3e0",    "1.25e2",    "5e-324"};
   std::vector<Decimal> decimals;
   for (const std::string& v : values) {
-    decimals.push_back(D(v));
-    decimals.push_back(D(v).Negated());
+    decimals.push_back(DecimalOf(v));
+    decimals.push_back(DecimalOf(v).Negated());
   }
   const std::vector<Bound> bounds =
       Bounds({"-1e20", "-1", "0", "1e-5", "0.7", "3", "125", "1e16", "1e20", "1.5e20"});
@@ -208,8 +209,9 @@ TEST(NumberRangeRegexTest, UnboundedAcceptsAllJsonNumbers) {
 }
 
 TEST(NumberRangeRegexTest, RefusesAbsurdBounds) {
-  EXPECT_EQ(NumberRangeRegex(NumericBound{D("1e-5000"), false}, std::nullopt).status().code(),
-            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(
+      NumberRangeRegex(NumericBound{DecimalOf("1e-5000"), false}, std::nullopt).status().code(),
+      absl::StatusCode::kUnimplemented);
 }
 
 TEST(IntegerMultipleOfRegexTest, ExactWhereSupported) {
@@ -226,12 +228,12 @@ TEST(IntegerMultipleOfRegexTest, ExactWhereSupported) {
       {std::nullopt, std::nullopt, "8"},
       {std::nullopt, std::nullopt, "0.5"},
       {std::nullopt, std::nullopt, "2.5"},
-      {NumericBound{D("-30"), false}, NumericBound{D("1000"), true}, "7"},
-      {NumericBound{D("0"), true}, NumericBound{D("100"), false}, "11"},
-      {NumericBound{D("-1000"), false}, NumericBound{D("1000"), false}, "3"},
+      {NumericBound{DecimalOf("-30"), false}, NumericBound{DecimalOf("1000"), true}, "7"},
+      {NumericBound{DecimalOf("0"), true}, NumericBound{DecimalOf("100"), false}, "11"},
+      {NumericBound{DecimalOf("-1000"), false}, NumericBound{DecimalOf("1000"), false}, "3"},
   };
   for (const Case& c : cases) {
-    Decimal m = D(c.multiple);
+    Decimal m = DecimalOf(c.multiple);
     absl::StatusOr<std::string> re = IntegerMultipleOfRegex(c.lo, c.hi, m);
     ASSERT_TRUE(re.ok()) << c.multiple << ": " << re.status();
     RE2 compiled(*re);
@@ -242,14 +244,16 @@ TEST(IntegerMultipleOfRegexTest, ExactWhereSupported) {
       int64_t scaled = v, divisor = std::stoll(m.digits());
       for (int64_t e = m.exponent(); e < 0; ++e) scaled *= 10;
       for (int64_t e = 0; e < m.exponent(); ++e) divisor *= 10;
-      bool expected = scaled % divisor == 0 && InRange(D(s), c.lo, c.hi);
+      bool expected = scaled % divisor == 0 && InRange(DecimalOf(s), c.lo, c.hi);
       ASSERT_EQ(RE2::FullMatch(s, compiled), expected) << s << " multipleOf " << c.multiple;
     }
   }
-  EXPECT_EQ(IntegerMultipleOfRegex(std::nullopt, std::nullopt, D("7")).status().code(),
+  EXPECT_EQ(IntegerMultipleOfRegex(std::nullopt, std::nullopt, DecimalOf("7")).status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(
-      IntegerMultipleOfRegex(NumericBound{D("0"), false}, std::nullopt, D("3")).status().code(),
+      IntegerMultipleOfRegex(NumericBound{DecimalOf("0"), false}, std::nullopt, DecimalOf("3"))
+          .status()
+          .code(),
       absl::StatusCode::kUnimplemented);
 }
 
@@ -270,7 +274,7 @@ TEST(NonIntegerNumberRegexTest, MatchesExactlyTheNonIntegerSpellings) {
   for (const std::string& f : fixed) {
     for (const char* sign : {"", "-"}) {
       const std::string s = std::string(sign) + f;
-      EXPECT_EQ(RE2::FullMatch(s, re), !D(s).is_integer()) << s;
+      EXPECT_EQ(RE2::FullMatch(s, re), !DecimalOf(s).is_integer()) << s;
       ++checked;
     }
   }
@@ -283,7 +287,7 @@ TEST(NonIntegerNumberRegexTest, MatchesExactlyTheNonIntegerSpellings) {
         for (const std::string& digits :
              {std::to_string(e < 0 ? -e : e), absl::StrFormat("%02d", e < 0 ? -e : e)}) {
           const std::string s = absl::StrCat(m, "e", e < 0 ? "-" : e_sign, digits);
-          const bool non_integer = !D(s).is_integer();
+          const bool non_integer = !DecimalOf(s).is_integer();
           // Positive exponents above the bound are outside the language.
           EXPECT_EQ(RE2::FullMatch(s, re), non_integer && e <= kMaxNonIntegerExponent) << s;
           ++checked;
@@ -311,7 +315,7 @@ TEST(DecimalPlacesRegexTest, MatchesExactlyTheMultiplesOfAPowerOfTenFraction) {
     RE2 re(*pattern);
     ASSERT_TRUE(re.ok()) << re.error();
     auto multiple = [&](const std::string& s) {
-      const Decimal v = D(s);
+      const Decimal v = DecimalOf(s);
       return v.is_zero() || v.exponent() >= -places;
     };
     int checked = 0;

@@ -11,7 +11,7 @@
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -23,7 +23,7 @@ std::shared_ptr<const Tokenizer> Vocab() {
     std::vector<std::string> tokens;
     for (int c = 32; c < 127; ++c) tokens.push_back(std::string(1, static_cast<char>(c)));
     tokens.push_back("aaaa");
-    return std::make_shared<const testing::FakeTokenizer>(tokens, "limits");
+    return std::make_shared<const testing::SmallVocabTokenizer>(tokens, "limits");
   }());
   return *vocab;
 }

@@ -7,26 +7,18 @@
 #include <cstdlib>
 #include <string>
 
-#include "bench/maskbench/maskbench_data.h"
 #include "bench/maskbench/runner.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
+#include "harness/maskbench_data.h"
 
 namespace maskd::maskbench {
 namespace {
 
-std::string EnvOr(const char* name, std::string fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
 TEST(MaskBenchEngineTest, DevSampleHasNoWrongVerdicts) {
-  const std::string home = EnvOr("HOME", ".");
-  const std::string tokenizers =
-      EnvOr("MASKD_TOKENIZER_DIR", EnvOr("XDG_CACHE_HOME", home + "/.cache") + "/maskd/tokenizers");
-  auto tokenizer = Tokenizer::FromDirectory(tokenizers + "/llama3");
+  auto tokenizer = Tokenizer::FromDirectory(testing::TokenizerDir("llama3"));
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
-  auto cases = LoadMaskBench(EnvOr(
-      "MASKD_MASKBENCH", std::string(MASKD_SOURCE_DIR) + "/../shared/maskbench/dev.jsonl.gz"));
+  auto cases = LoadMaskBench(testing::MaskBenchPath());
   ASSERT_TRUE(cases.ok()) << cases.status();
 
   RunOptions options;

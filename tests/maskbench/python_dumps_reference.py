@@ -1,7 +1,7 @@
 """Writes json.dumps(data, ensure_ascii=False) of every MaskBench instance, one
 base64 line per instance in file order, as the MaskBench harness serializes
 them. Usage: python_dumps_reference.py REPO_ROOT OUT_FILE (data path from
-$MASKD_MASKBENCH, default REPO_ROOT/../shared/maskbench/dev.jsonl.gz)."""
+tests/support/data_paths.py: $MASKD_MASKBENCH, default REPO_ROOT/../shared/maskbench/dev.jsonl.gz)."""
 import base64
 import gzip
 import json
@@ -9,7 +9,10 @@ import os
 import sys
 
 root, out_path = sys.argv[1], sys.argv[2]
-data = os.environ.get("MASKD_MASKBENCH") or os.path.join(root, "..", "shared", "maskbench", "dev.jsonl.gz")
+sys.path.insert(0, os.path.join(root, "tests", "support"))
+from data_paths import maskbench_path  # noqa: E402
+
+data = maskbench_path()
 opener = gzip.open if data.endswith(".gz") else open
 tmp = out_path + ".tmp"
 with opener(data, "rt", encoding="utf-8") as f, open(tmp, "w") as out:

@@ -6,18 +6,15 @@
 #include <string>
 
 #include "absl/strings/escaping.h"
-#include "bench/maskbench/maskbench_data.h"
-#include "bench/maskbench/python_json.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
+#include "harness/maskbench_data.h"
+#include "harness/python_json.h"
 
 namespace maskd::maskbench {
 namespace {
 
-std::string MaskBenchPath() {
-  const char* env = std::getenv("MASKD_MASKBENCH");
-  if (env != nullptr && *env != '\0') return env;
-  return std::string(MASKD_SOURCE_DIR) + "/../shared/maskbench/dev.jsonl.gz";
-}
+using ::maskd::testing::MaskBenchPath;
 
 TEST(PythonFloatReprTest, MatchesPythonFormattingRules) {
   // Expected strings are what CPython 3.11 prints for repr(x).

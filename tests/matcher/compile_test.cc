@@ -13,17 +13,17 @@
 #include "compiler/regex/expr_set.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 
 bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }
 
-std::shared_ptr<FakeTokenizer> RandomVocab(std::mt19937& rng, const std::string& alphabet,
-                                           const std::string& id) {
+std::shared_ptr<SmallVocabTokenizer> RandomVocab(std::mt19937& rng, const std::string& alphabet,
+                                                 const std::string& id) {
   std::set<std::string> vocab;
   for (char c : alphabet) vocab.insert(std::string(1, c));
   while (vocab.size() < 40) {
@@ -32,15 +32,16 @@ std::shared_ptr<FakeTokenizer> RandomVocab(std::mt19937& rng, const std::string&
     for (size_t i = 0; i < len; ++i) s.push_back(alphabet[rng() % alphabet.size()]);
     vocab.insert(s);
   }
-  return std::make_shared<FakeTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()), id);
+  return std::make_shared<SmallVocabTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
+                                               id);
 }
 
 // Teacher-forces random allowed tokens and checks every mask bit against
 // `viable(bytes)` and EOS against `complete(bytes)`.
 template <typename Viable, typename Complete>
-void CheckRandomWalks(const std::shared_ptr<const CompiledGrammar>& g, const FakeTokenizer& tok,
-                      std::mt19937& rng, Viable viable, Complete complete,
-                      const std::string& what) {
+void CheckRandomWalks(const std::shared_ptr<const CompiledGrammar>& g,
+                      const SmallVocabTokenizer& tok, std::mt19937& rng, Viable viable,
+                      Complete complete, const std::string& what) {
   const TokenId eos = tok.eos_ids()[0];
   std::vector<uint32_t> mask((tok.vocab_size() + 31) / 32);
   for (int walk = 0; walk < 4; ++walk) {
@@ -119,7 +120,7 @@ TEST(CompileChoicesTest, MasksAllowExactlyPrefixesOfChoices) {
 }
 
 TEST(CompileTest, JumpForwardGivesForcedBytesAndTheirTokens) {
-  auto tok = std::make_shared<FakeTokenizer>(
+  auto tok = std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>{"h", "e", "l", "o", "hel", "lo", "x"}, "jump");
   GrammarSpec spec;
   spec.kind = SpecKind::kRegex;
@@ -138,7 +139,7 @@ TEST(CompileTest, JumpForwardGivesForcedBytesAndTheirTokens) {
 }
 
 TEST(CompileTest, BadSpecsGivePreciseErrors) {
-  auto tok = std::make_shared<FakeTokenizer>(std::vector<std::string>{"a"}, "errors");
+  auto tok = std::make_shared<SmallVocabTokenizer>(std::vector<std::string>{"a"}, "errors");
   GrammarSpec spec;
   spec.kind = SpecKind::kRegex;
   spec.text = "a(?=b)";

@@ -15,13 +15,13 @@
 #include "compiler/compile/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
 using ::testing::AllOf;
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 using ::testing::HasSubstr;
 
 constexpr size_t kServiceStackBytes = size_t{8} << 20;
@@ -59,8 +59,8 @@ void RunOnThreadWithStack(size_t stack_bytes, std::function<void()> fn) {
   pthread_attr_destroy(&attr);
 }
 
-std::shared_ptr<const FakeTokenizer> Vocab() {
-  static const auto* tok = new std::shared_ptr<const FakeTokenizer>(std::make_shared<FakeTokenizer>(
+std::shared_ptr<const SmallVocabTokenizer> Vocab() {
+  static const auto* tok = new std::shared_ptr<const SmallVocabTokenizer>(std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>{"a", "b", "ab", "ba", "aaaa", "\"", "{",  "}",    "[",     "]",
                                ":", ",", "0",  "1",  "x",    " ",  "\\", "null", "\"a\"", "c"}));
   return *tok;

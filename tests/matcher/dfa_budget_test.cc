@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -33,7 +33,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileWithLimit(
 }
 
 TEST(DfaBudgetTest, GrowthPastTheMemoryLimitIsReportedAndBounded) {
-  auto vocab = std::make_shared<const testing::FakeTokenizer>(
+  auto vocab = std::make_shared<const testing::SmallVocabTokenizer>(
       std::vector<std::string>{"a", "b", "ab", "ba", "bb", "aab"}, "dfa-budget");
   auto unlimited = CompileWithLimit(vocab, uint64_t{1} << 30);
   ASSERT_TRUE(unlimited.ok()) << unlimited.status();
@@ -81,8 +81,8 @@ TEST(DfaBudgetTest, GrowthPastTheMemoryLimitIsReportedAndBounded) {
 }
 
 TEST(DfaBudgetTest, TightLimitFailsTheCompileInsteadOfTheFirstMask) {
-  auto vocab = std::make_shared<const testing::FakeTokenizer>(std::vector<std::string>{"a", "b"},
-                                                              "dfa-budget-tight");
+  auto vocab = std::make_shared<const testing::SmallVocabTokenizer>(
+      std::vector<std::string>{"a", "b"}, "dfa-budget-tight");
   auto g = CompileWithLimit(vocab, 1024);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kResourceExhausted) << g.status();

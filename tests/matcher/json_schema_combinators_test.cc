@@ -14,17 +14,17 @@
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/json_schema/reference_validator.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
 using json_schema::JsonValue;
 
-std::shared_ptr<testing::FakeTokenizer> ByteVocab() {
+std::shared_ptr<testing::SmallVocabTokenizer> ByteVocab() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
-  static auto tok = std::make_shared<testing::FakeTokenizer>(vocab, "bytes");
+  static auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "bytes");
   return tok;
 }
 

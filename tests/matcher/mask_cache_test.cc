@@ -16,12 +16,12 @@
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 
 std::set<TokenId> Inside(const MaskWalk& walk) {
   std::set<TokenId> out(walk.inside_ids.begin(), walk.inside_ids.end());
@@ -60,7 +60,7 @@ EndTags Ends(const MaskWalk& walk, const regex::LazyDfa& dfa, regex::StateId fro
   return out;
 }
 
-std::shared_ptr<FakeTokenizer> Vocab(std::mt19937& rng) {
+std::shared_ptr<SmallVocabTokenizer> Vocab(std::mt19937& rng) {
   // Key-like and string-like pieces, a multi-byte character split across
   // tokens, and random strings.
   const std::string alphabet = "abcnm\"{}:, \\ux0-";
@@ -76,8 +76,8 @@ std::shared_ptr<FakeTokenizer> Vocab(std::mt19937& rng) {
     for (size_t i = 0; i < len; ++i) s.push_back(alphabet[rng() % alphabet.size()]);
     vocab.insert(s);
   }
-  return std::make_shared<FakeTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
-                                         "mask-cache-vocab");
+  return std::make_shared<SmallVocabTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
+                                               "mask-cache-vocab");
 }
 
 std::shared_ptr<const CompiledGrammarImpl> CompileImpl(const std::string& schema,

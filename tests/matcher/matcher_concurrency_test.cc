@@ -7,7 +7,7 @@
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -31,7 +31,7 @@ TEST(MatcherConcurrencyTest, SharedGrammarGivesTheSameMasksOnEveryThread) {
                         "1", "12", "true", "null", "[", "]", "\"b\":", "e", "x",  "\\"}) {
     vocab.push_back(t);
   }
-  auto tok = std::make_shared<testing::FakeTokenizer>(vocab, "concurrency");
+  auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "concurrency");
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = R"({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array",

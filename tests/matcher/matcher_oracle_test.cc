@@ -17,18 +17,18 @@
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/grammar/viable_prefix_oracle.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 using testing::ViablePrefixOracle;
 
 struct Case {
   std::vector<std::string> lexemes;  // builder lexeme id -> literal
   GrammarIr ir;
-  std::shared_ptr<FakeTokenizer> tokenizer;
+  std::shared_ptr<SmallVocabTokenizer> tokenizer;
 };
 
 // Prefix-free literals over {a, b, c}: no literal is a prefix of another.
@@ -82,7 +82,7 @@ Case MakeCase(std::mt19937& rng, int seed) {
     for (size_t i = 0; i < len; ++i) s.push_back(static_cast<char>('a' + rng() % 3));
     vocab.insert(s);
   }
-  c.tokenizer = std::make_shared<FakeTokenizer>(
+  c.tokenizer = std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>(vocab.begin(), vocab.end()), "oracle-" + std::to_string(seed));
   return c;
 }
@@ -255,7 +255,7 @@ TEST(MatcherRollbackTest, RollbackAndCloneRestoreIdenticalMasks) {
 }
 
 TEST(MatcherTest, SpecialTokensAreNeverAllowedAndEosEndsTheSequence) {
-  auto tokenizer = std::make_shared<FakeTokenizer>(
+  auto tokenizer = std::make_shared<SmallVocabTokenizer>(
       std::vector<std::string>{"a", "b", "ab", "<|special|>"}, "special-test");
   tokenizer->MarkSpecial(3);
   GrammarIr ir;

@@ -12,14 +12,14 @@
 #include "compiler/matcher/shared_mask_store.h"
 #include "compiler/regex/expr_set.h"
 #include "gtest/gtest.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
 using regex::ExprId;
 using regex::ExprSet;
-using testing::FakeTokenizer;
+using testing::SmallVocabTokenizer;
 
 TEST(ExprFingerprintTest, EqualStructuresInDifferentPoolsFingerprintEqually) {
   ExprSet p1, p2;
@@ -86,7 +86,7 @@ TEST(SharedMaskStoreTest, ShardsShareTheBudget) {
 
 bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }
 
-std::shared_ptr<FakeTokenizer> JsonishVocab(std::mt19937& rng) {
+std::shared_ptr<SmallVocabTokenizer> JsonishVocab(std::mt19937& rng) {
   const std::string alphabet = "ab\"{}:,[]0129 \\xy-.e";
   std::set<std::string> vocab;
   for (char c : alphabet) vocab.insert(std::string(1, c));
@@ -99,8 +99,8 @@ std::shared_ptr<FakeTokenizer> JsonishVocab(std::mt19937& rng) {
     for (size_t i = 0; i < len; ++i) s.push_back(alphabet[rng() % alphabet.size()]);
     vocab.insert(s);
   }
-  return std::make_shared<FakeTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
-                                         "shared-store-vocab");
+  return std::make_shared<SmallVocabTokenizer>(std::vector<std::string>(vocab.begin(), vocab.end()),
+                                               "shared-store-vocab");
 }
 
 // Schemas that share lexemes (strings, numbers, keys) in different

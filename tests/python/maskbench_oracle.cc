@@ -17,9 +17,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "bench/maskbench/maskbench_data.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
+#include "harness/maskbench_data.h"
 #include "nlohmann/json.hpp"
 
 ABSL_FLAG(std::string, tokenizer, "", "tokenizer folder (tokenizer.json)");

@@ -5,7 +5,7 @@ import os
 import subprocess
 import tempfile
 
-from maskd_server import maskbench_path, tokenizer_root
+from data_paths import maskbench_path, tokenizer_dir
 
 
 def oracle_from_argv(argv):
@@ -31,7 +31,7 @@ def int_from_argv(argv, flag, default):
 
 
 def _run(binary, **flags):
-    args = [binary, f"--tokenizer={os.path.join(tokenizer_root(), 'llama3')}"]
+    args = [binary, f"--tokenizer={tokenizer_dir('llama3')}"]
     args += [f"--{k}={v}" for k, v in flags.items()]
     subprocess.run(args, check=True, timeout=1200)
 

@@ -25,17 +25,17 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "harness/maskd_process.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "service/mask_encoding.h"
 #include "tests/service/http_get.h"
-#include "tests/service/maskd_process.h"
 
 namespace maskd {
 namespace {
 
 using ::maskd::testing::HttpGet;
 using ::maskd::testing::MaskdProcess;
-using ::maskd::testing::TokenizerRootDir;
+using ::maskd::testing::TokenizerDir;
 using ::testing::HasSubstr;
 
 constexpr char kPersonSchema[] = R"({"type": "object", "properties": {
@@ -114,7 +114,7 @@ v1::AdvanceSequence* Advance(v1::StepRequest& request, uint64_t id) {
 class EngineRpcTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string dir = TokenizerRootDir() + "/llama3";
+    const std::string dir = TokenizerDir("llama3");
     absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer = Tokenizer::FromDirectory(dir);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status() << " (set MASKD_TOKENIZER_DIR)";
     tokenizer_ = new std::shared_ptr<const Tokenizer>(*tokenizer);

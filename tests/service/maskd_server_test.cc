@@ -18,11 +18,11 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "harness/maskd_process.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "maskd_test/reflection.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/service/http_get.h"
-#include "tests/service/maskd_process.h"
 
 namespace maskd {
 namespace {
@@ -30,7 +30,7 @@ namespace {
 using ::maskd::testing::HttpGet;
 using ::maskd::testing::MaskdProcess;
 using ::maskd::testing::ReadFileOrEmpty;
-using ::maskd::testing::TokenizerRootDir;
+using ::maskd::testing::TokenizerDir;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsSupersetOf;
@@ -71,7 +71,7 @@ ExpectedTokenizer ReadExpected(const std::string& dir) {
 // The tokenizer directory a test needs; fails the test (never skips) when
 // it is missing.
 std::string RequireTokenizerDir(const std::string& name) {
-  const std::string dir = TokenizerRootDir() + "/" + name;
+  const std::string dir = TokenizerDir(name);
   EXPECT_FALSE(ReadFileOrEmpty(dir + "/tokenizer.json").empty())
       << "missing " << dir << "/tokenizer.json (set MASKD_TOKENIZER_DIR or run the setup script)";
   return dir;

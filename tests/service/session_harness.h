@@ -1,5 +1,5 @@
 // Everything a SessionStream needs, in-process, over a small fake vocabulary
-// (tests/matcher/fake_tokenizer.h): the registry holding that tokenizer, the
+// (tests/support/small_vocab_tokenizer.h): the registry holding that tokenizer, the
 // grammar store, the step pool and the metrics registry.
 #ifndef MASKD_TESTS_SERVICE_SESSION_HARNESS_H_
 #define MASKD_TESTS_SERVICE_SESSION_HARNESS_H_
@@ -18,7 +18,7 @@
 #include "service/session_stream.h"
 #include "service/thread_pool.h"
 #include "service/tokenizer_registry.h"
-#include "tests/matcher/fake_tokenizer.h"
+#include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd::testing {
 
@@ -31,7 +31,7 @@ inline std::vector<std::string> JsonVocab() {
 class SessionHarness {
  public:
   explicit SessionHarness(size_t threads = 3, SessionLimits limits = {})
-      : tokenizer_(std::make_shared<FakeTokenizer>(JsonVocab(), "fake-json")),
+      : tokenizer_(std::make_shared<SmallVocabTokenizer>(JsonVocab(), "fake-json")),
         metrics_(BuildInfo{"test", "test"}),
         tokenizers_(
             {},
@@ -51,7 +51,7 @@ class SessionHarness {
   }
 
   const SessionEnv& env() const { return env_; }
-  const FakeTokenizer& tokenizer() const { return *tokenizer_; }
+  const SmallVocabTokenizer& tokenizer() const { return *tokenizer_; }
   std::shared_ptr<const Tokenizer> tokenizer_ptr() const { return tokenizer_; }
   GrammarStore& store() { return store_; }
   const CompileHandler& compiler() const { return compiler_; }
@@ -85,7 +85,7 @@ class SessionHarness {
   }
 
  private:
-  std::shared_ptr<FakeTokenizer> tokenizer_;
+  std::shared_ptr<SmallVocabTokenizer> tokenizer_;
   ServiceMetrics metrics_;
   TokenizerRegistry tokenizers_;
   GrammarStore store_;

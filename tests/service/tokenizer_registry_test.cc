@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/service/fake_tokenizer.h"
+#include "tests/support/stub_tokenizer.h"
 
 namespace maskd {
 namespace {
@@ -17,7 +17,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TokenizerRegistry MakeRegistry(TokenizerRegistryLimits limits = {}) {
-  return TokenizerRegistry(limits, &testing::LoadFakeTokenizer);
+  return TokenizerRegistry(limits, &testing::LoadStubTokenizer);
 }
 
 TEST(TokenizerRegistryTest, RegistersAndFindsByIdAndName) {

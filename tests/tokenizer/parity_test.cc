@@ -18,7 +18,7 @@
 #include "compiler/tokenizer/tokenizer.h"
 #include "compiler/tokenizer/utf8.h"
 #include "gtest/gtest.h"
-#include "tests/tokenizer/tokenizer_paths.h"
+#include "tests/support/real_tokenizer.h"
 #include "utf8proc.h"
 
 namespace maskd {

@@ -8,7 +8,7 @@
 #include "compiler/tokenizer/tokenizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/tokenizer/tokenizer_paths.h"
+#include "tests/support/real_tokenizer.h"
 
 namespace maskd {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/service/maskd_process.h"
+#include "harness/maskd_process.h"
 
 #include <signal.h>
 #include <spawn.h>
@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -76,25 +74,6 @@ std::string MaskdBinaryPath() {
     return binary;
   }
   return MASKD_BINARY;
-}
-
-std::string TokenizerRootDir() {
-  if (const char* dir = std::getenv("MASKD_TOKENIZER_DIR"); dir != nullptr && dir[0] != '\0') {
-    return dir;
-  }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const std::string cache =
-      (xdg != nullptr && xdg[0] != '\0')
-          ? std::string(xdg)
-          : absl::StrCat(std::getenv("HOME") ? std::getenv("HOME") : "", "/.cache");
-  return cache + "/maskd/tokenizers";
-}
-
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
 }
 
 absl::StatusOr<std::unique_ptr<MaskdProcess>> MaskdProcess::Start(

@@ -3,8 +3,8 @@
 // thread ends streams with no request for that long), and draining on
 // shutdown (new streams refused, open ones ended once their step is
 // answered).
-#ifndef MASKD_SERVICE_SESSION_HANDLER_H_
-#define MASKD_SERVICE_SESSION_HANDLER_H_
+#ifndef MASKD_SERVICE_SESSION_REGISTRY_H_
+#define MASKD_SERVICE_SESSION_REGISTRY_H_
 
 #include <condition_variable>
 #include <memory>
@@ -20,16 +20,16 @@
 
 namespace maskd {
 
-class SessionHandler {
+class SessionRegistry {
  public:
   // `idle_timeout` zero or less: streams never time out.
-  SessionHandler(const SessionEnv& env, absl::Duration idle_timeout);
+  SessionRegistry(const SessionEnv& env, absl::Duration idle_timeout);
   // Stops the watcher. Every stream must have ended (the gRPC server shut
   // down) before.
-  ~SessionHandler();
+  ~SessionRegistry();
 
-  SessionHandler(const SessionHandler&) = delete;
-  SessionHandler& operator=(const SessionHandler&) = delete;
+  SessionRegistry(const SessionRegistry&) = delete;
+  SessionRegistry& operator=(const SessionRegistry&) = delete;
 
   // A new stream; gRPC owns the reactor until its OnDone.
   grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* Open(
@@ -43,7 +43,7 @@ class SessionHandler {
 
  private:
   friend class SessionReactor;
-  // Called from the reactor's OnDone; returns the handler's reference so the
+  // Called from the reactor's OnDone; returns the registry's reference so the
   // reactor is destroyed when the caller lets go of it.
   std::shared_ptr<SessionReactor> Unregister(SessionReactor* reactor);
   void WatchIdle();
@@ -61,4 +61,4 @@ class SessionHandler {
 
 }  // namespace maskd
 
-#endif  // MASKD_SERVICE_SESSION_HANDLER_H_
+#endif  // MASKD_SERVICE_SESSION_REGISTRY_H_

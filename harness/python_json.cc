@@ -1,4 +1,4 @@
-#include "bench/maskbench/python_json.h"
+#include "harness/python_json.h"
 
 #include <charconv>
 #include <cmath>

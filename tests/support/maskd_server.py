@@ -1,7 +1,7 @@
-"""Runs the real maskd binary on a free loopback port for the client's integration tests.
+"""Runs the real maskd binary on a free loopback port for Python tests.
 
 The binary comes from argv (`--maskd PATH`, set by CTest) or $MASKD_BINARY; the
-tokenizers from $MASKD_TOKENIZER_DIR (default ~/.cache/maskd/tokenizers).
+tokenizers from data_paths.tokenizer_root().
 """
 import os
 import signal
@@ -10,17 +10,7 @@ import sys
 import threading
 import time
 
-
-def tokenizer_root():
-    default = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
-                           "maskd", "tokenizers")
-    return os.environ.get("MASKD_TOKENIZER_DIR", default)
-
-
-def maskbench_path():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.environ.get("MASKD_MASKBENCH",
-                          os.path.join(here, "..", "..", "..", "shared", "maskbench", "dev.jsonl.gz"))
+from data_paths import tokenizer_dir
 
 
 class MaskdServer:
@@ -29,7 +19,7 @@ class MaskdServer:
     def __init__(self, binary, tokenizers=("llama3",), timeout_s=120, extra_args=()):
         args = [
             binary, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-            *(f"--tokenizer={name}={os.path.join(tokenizer_root(), name)}" for name in tokenizers),
+            *(f"--tokenizer={name}={tokenizer_dir(name)}" for name in tokenizers),
             *extra_args
         ]
         self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

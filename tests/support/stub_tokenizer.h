@@ -5,8 +5,8 @@
 // Fake tokenizer.json format: "vocab=N" (anything else but "bad..." gives
 // vocab 4). Content starting with "bad" fails to load with a message naming
 // "model.vocab".
-#ifndef MASKD_TESTS_SERVICE_FAKE_TOKENIZER_H_
-#define MASKD_TESTS_SERVICE_FAKE_TOKENIZER_H_
+#ifndef MASKD_TESTS_SUPPORT_STUB_TOKENIZER_H_
+#define MASKD_TESTS_SUPPORT_STUB_TOKENIZER_H_
 
 #include <functional>
 #include <memory>
@@ -20,9 +20,9 @@
 
 namespace maskd::testing {
 
-class FakeTokenizer : public Tokenizer {
+class StubTokenizer : public Tokenizer {
  public:
-  FakeTokenizer(std::string id, std::string name, size_t vocab_size, std::vector<TokenId> eos)
+  StubTokenizer(std::string id, std::string name, size_t vocab_size, std::vector<TokenId> eos)
       : id_(std::move(id)), name_(std::move(name)), vocab_size_(vocab_size), eos_(std::move(eos)) {}
 
   const std::string& id() const override { return id_; }
@@ -43,7 +43,7 @@ class FakeTokenizer : public Tokenizer {
   std::vector<TokenId> eos_;
 };
 
-inline absl::StatusOr<std::shared_ptr<const Tokenizer>> LoadFakeTokenizer(
+inline absl::StatusOr<std::shared_ptr<const Tokenizer>> LoadStubTokenizer(
     std::string_view json, std::string_view /*config*/, const TokenizerOptions& options) {
   if (json.substr(0, 3) == "bad") {
     return absl::InvalidArgumentError("model.vocab: missing");
@@ -54,10 +54,10 @@ inline absl::StatusOr<std::shared_ptr<const Tokenizer>> LoadFakeTokenizer(
   const std::string id = std::to_string(std::hash<std::string_view>{}(json));
   std::vector<TokenId> eos =
       options.eos_override.empty() ? std::vector<TokenId>{0} : options.eos_override;
-  return std::make_shared<FakeTokenizer>(id, options.name.empty() ? "unnamed" : options.name, vocab,
+  return std::make_shared<StubTokenizer>(id, options.name.empty() ? "unnamed" : options.name, vocab,
                                          std::move(eos));
 }
 
 }  // namespace maskd::testing
 
-#endif  // MASKD_TESTS_SERVICE_FAKE_TOKENIZER_H_
+#endif  // MASKD_TESTS_SUPPORT_STUB_TOKENIZER_H_

@@ -1,4 +1,4 @@
-#include "bench/maskbench/maskbench_data.h"
+#include "harness/maskbench_data.h"
 
 #include <zlib.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "bench/maskbench/python_json.h"
+#include "harness/python_json.h"
 #include "simdjson.h"
 
 namespace maskd::maskbench {

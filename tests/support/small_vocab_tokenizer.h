@@ -1,8 +1,8 @@
 // A tokenizer over a given list of byte strings, for engine tests on small
 // vocabularies. Encode is greedy longest match (tests only need Decode(Encode(s))
 // == s); ids listed in `special` are special, the last id is EOS.
-#ifndef MASKD_TESTS_MATCHER_FAKE_TOKENIZER_H_
-#define MASKD_TESTS_MATCHER_FAKE_TOKENIZER_H_
+#ifndef MASKD_TESTS_SUPPORT_SMALL_VOCAB_TOKENIZER_H_
+#define MASKD_TESTS_SUPPORT_SMALL_VOCAB_TOKENIZER_H_
 
 #include <algorithm>
 #include <memory>
@@ -13,10 +13,10 @@
 
 namespace maskd::testing {
 
-class FakeTokenizer final : public Tokenizer {
+class SmallVocabTokenizer final : public Tokenizer {
  public:
   // Token i has bytes vocab[i]; one more id (EOS, special) is appended.
-  explicit FakeTokenizer(std::vector<std::string> vocab, std::string id = "fake")
+  explicit SmallVocabTokenizer(std::vector<std::string> vocab, std::string id = "fake")
       : vocab_(std::move(vocab)), id_(std::move(id)) {
     eos_ = {static_cast<TokenId>(vocab_.size())};
     vocab_.push_back("<eos>");
@@ -62,4 +62,4 @@ class FakeTokenizer final : public Tokenizer {
 
 }  // namespace maskd::testing
 
-#endif  // MASKD_TESTS_MATCHER_FAKE_TOKENIZER_H_
+#endif  // MASKD_TESTS_SUPPORT_SMALL_VOCAB_TOKENIZER_H_

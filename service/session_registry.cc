@@ -1,4 +1,4 @@
-#include "service/session_handler.h"
+#include "service/session_registry.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,12 +9,12 @@
 
 namespace maskd {
 
-SessionHandler::SessionHandler(const SessionEnv& env, absl::Duration idle_timeout)
+SessionRegistry::SessionRegistry(const SessionEnv& env, absl::Duration idle_timeout)
     : env_(env), idle_timeout_(idle_timeout) {
   if (idle_timeout_ > absl::ZeroDuration()) watcher_ = std::thread([this] { WatchIdle(); });
 }
 
-SessionHandler::~SessionHandler() {
+SessionRegistry::~SessionRegistry() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -23,7 +23,7 @@ SessionHandler::~SessionHandler() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* SessionHandler::Open(
+grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* SessionRegistry::Open(
     grpc::CallbackServerContext* context) {
   auto reactor = std::make_shared<SessionReactor>(this, context, env_);
   env_.metrics->active_streams().Increment();
@@ -41,7 +41,7 @@ grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* SessionHandler::Open
   return reactor.get();
 }
 
-void SessionHandler::BeginDrain() {
+void SessionRegistry::BeginDrain() {
   std::vector<std::shared_ptr<SessionReactor>> live;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,12 +55,12 @@ void SessionHandler::BeginDrain() {
   }
 }
 
-size_t SessionHandler::active_streams() const {
+size_t SessionRegistry::active_streams() const {
   std::lock_guard<std::mutex> lock(mu_);
   return live_.size();
 }
 
-std::shared_ptr<SessionReactor> SessionHandler::Unregister(SessionReactor* reactor) {
+std::shared_ptr<SessionReactor> SessionRegistry::Unregister(SessionReactor* reactor) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(reactor);
   if (it == live_.end()) return nullptr;
@@ -69,7 +69,7 @@ std::shared_ptr<SessionReactor> SessionHandler::Unregister(SessionReactor* react
   return owned;
 }
 
-void SessionHandler::WatchIdle() {
+void SessionRegistry::WatchIdle() {
   const auto timeout = absl::ToChronoNanoseconds(idle_timeout_);
   // Check a few times per timeout so a stream ends at most ~25% late.
   const auto tick = std::clamp<std::chrono::nanoseconds>(timeout / 4, std::chrono::milliseconds(10),

@@ -1,7 +1,8 @@
-// Runs the real maskd binary as a child process for integration tests: reads
-// its stderr log to learn the ports it bound, and stops it with a signal.
-#ifndef MASKD_TESTS_SERVICE_MASKD_PROCESS_H_
-#define MASKD_TESTS_SERVICE_MASKD_PROCESS_H_
+// Runs the real maskd binary as a child process for integration tests and
+// benchmarks: reads its stderr log to learn the ports it bound, and stops it
+// with a signal.
+#ifndef MASKD_HARNESS_MASKD_PROCESS_H_
+#define MASKD_HARNESS_MASKD_PROCESS_H_
 
 #include <sys/types.h>
 
@@ -15,19 +16,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "harness/data_paths.h"
 
 namespace maskd::testing {
 
 // Path of the maskd binary under test: $MASKD_BINARY (e.g. an older build to
 // benchmark against), else the one CMake set.
 std::string MaskdBinaryPath();
-
-// Directory holding <name>/tokenizer.json: $MASKD_TOKENIZER_DIR, else
-// ${XDG_CACHE_HOME:-$HOME/.cache}/maskd/tokenizers.
-std::string TokenizerRootDir();
-
-// Reads a whole file; empty on failure.
-std::string ReadFileOrEmpty(const std::string& path);
 
 class MaskdProcess {
  public:
@@ -76,4 +71,4 @@ class MaskdProcess {
 
 }  // namespace maskd::testing
 
-#endif  // MASKD_TESTS_SERVICE_MASKD_PROCESS_H_
+#endif  // MASKD_HARNESS_MASKD_PROCESS_H_

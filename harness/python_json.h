@@ -3,8 +3,8 @@
 // keys in document order, non-ASCII kept as UTF-8, integers exact (any size),
 // other numbers as Python's float repr. MaskBench tokenizes instances in this
 // form, so our numbers are comparable only if the bytes are identical.
-#ifndef MASKD_BENCH_MASKBENCH_PYTHON_JSON_H_
-#define MASKD_BENCH_MASKBENCH_PYTHON_JSON_H_
+#ifndef MASKD_HARNESS_PYTHON_JSON_H_
+#define MASKD_HARNESS_PYTHON_JSON_H_
 
 #include <string>
 #include <string_view>
@@ -25,4 +25,4 @@ std::string PythonFloatRepr(double value);
 
 }  // namespace maskd::maskbench
 
-#endif  // MASKD_BENCH_MASKBENCH_PYTHON_JSON_H_
+#endif  // MASKD_HARNESS_PYTHON_JSON_H_

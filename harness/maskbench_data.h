@@ -1,8 +1,8 @@
 // Reads MaskBench data: JSON Lines (gzip or plain) as in ../shared/maskbench, or
 // a folder of MaskBench `*.json` files (one schema object each). Instances are
 // serialized as the benchmark's harness does (python_json.h).
-#ifndef MASKD_BENCH_MASKBENCH_MASKBENCH_DATA_H_
-#define MASKD_BENCH_MASKBENCH_MASKBENCH_DATA_H_
+#ifndef MASKD_HARNESS_MASKBENCH_DATA_H_
+#define MASKD_HARNESS_MASKBENCH_DATA_H_
 
 #include <cstddef>
 #include <string>
@@ -37,4 +37,4 @@ std::vector<size_t> DeterministicSample(size_t total, size_t n);
 
 }  // namespace maskd::maskbench
 
-#endif  // MASKD_BENCH_MASKBENCH_MASKBENCH_DATA_H_
+#endif  // MASKD_HARNESS_MASKBENCH_DATA_H_
