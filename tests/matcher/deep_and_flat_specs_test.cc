@@ -239,7 +239,7 @@ TEST(DeepAndFlatSpecsTest, SchemaMegabyteOfPropertiesMeetsItsGrammarBound) {
   const size_t count = Flat(50'000);
   std::string properties;
   for (size_t i = 0; i < count; ++i) {
-    absl::StrAppend(&properties, i > 0 ? "," : "", "\"p", i, "\":{\"type\":\"null\"}");
+    absl::StrAppend(&properties, i > 0 ? "," : "", "\"x", i, "\":{\"type\":\"null\"}");
   }
   ASSERT_GT(properties.size(), Flat(kMiB));
   auto object = CompileOnServiceStack(Schema(
@@ -250,8 +250,8 @@ TEST(DeepAndFlatSpecsTest, SchemaMegabyteOfPropertiesMeetsItsGrammarBound) {
     EXPECT_THAT(object.status().message(), HasSubstr("grammar states"));
   } else {
     ASSERT_TRUE(object.ok()) << object.status();
-    EXPECT_TRUE(Accepts(*object, "{\"p1\":null}"));
-    EXPECT_FALSE(Accepts(*object, "{\"q\":null}"));
+    EXPECT_TRUE(Accepts(*object, "{\"x1\":null}"));
+    EXPECT_FALSE(Accepts(*object, "{\"c\":null}"));
   }
 }
 
