@@ -22,10 +22,10 @@ bool WantsHelp(int argc, char** argv) {
   return false;
 }
 
-std::string FlagsUsage(const std::string& usage, const std::string& defined_in) {
+std::string FlagsUsage(const std::string& usage, const std::string& source_dir) {
   std::vector<const absl::CommandLineFlag*> flags;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (absl::EndsWith(flag->Filename(), defined_in)) flags.push_back(flag);
+    if (absl::StrContains(flag->Filename(), source_dir)) flags.push_back(flag);
   }
   std::sort(flags.begin(), flags.end(),
             [](const auto* a, const auto* b) { return a->Name() < b->Name(); });

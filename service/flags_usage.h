@@ -13,9 +13,10 @@ namespace maskd {
 // Whether argv asks for help: --help, -help, --helpfull, -h (before any "--").
 bool WantsHelp(int argc, char** argv);
 
-// `usage`, then every registered flag whose defining file ends with
-// `defined_in`, sorted by name: "  --name (help) default: value".
-std::string FlagsUsage(const std::string& usage, const std::string& defined_in);
+// `usage`, then every registered flag whose defining file's path contains
+// `source_dir` (maskd's own flags, not absl's or gRPC's), sorted by name:
+// "  --name (help) default: value".
+std::string FlagsUsage(const std::string& usage, const std::string& source_dir);
 
 }  // namespace maskd
 

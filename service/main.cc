@@ -14,11 +14,13 @@
 #include "absl/time/time.h"
 #include "service/flags_usage.h"
 #include "service/log.h"
+#include "service/security_flags.h"
 #include "service/server.h"
 #include "service/tokenizer_flags.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
-          "gRPC address host:port; port 0 picks a free port (the log says which).");
+          "gRPC address host:port (port 0 picks a free port, the log says which), or "
+          "unix:///PATH for a Unix socket (sidecar mode).");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address host:port; port 0 picks a free port; empty disables.");
 ABSL_FLAG(std::vector<std::string>, tokenizer, {},
@@ -61,7 +63,7 @@ ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("maskd: constrained decoding as a gRPC service.");
   if (maskd::WantsHelp(argc, argv)) {
-    std::cout << maskd::FlagsUsage(std::string(absl::ProgramUsageMessage()), "service/main.cc");
+    std::cout << maskd::FlagsUsage(std::string(absl::ProgramUsageMessage()), "/service/");
     return EXIT_SUCCESS;
   }
   // absl keeps only the last --tokenizer; collect every occurrence first.
@@ -102,7 +104,15 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
 
+  // TLS, tokens, tokenizer registration: service/security_flags.cc.
+  absl::StatusOr<maskd::SecurityOptions> security = maskd::SecurityOptionsFromFlags();
+  if (!security.ok()) {
+    MASKD_LOG(ERROR) << security.status().message();
+    return EXIT_FAILURE;
+  }
+
   maskd::ServerOptions options;
+  options.security = *std::move(security);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.grpc_threads = absl::GetFlag(FLAGS_grpc_threads);

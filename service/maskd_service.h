@@ -9,6 +9,7 @@
 #include "service/compile_handler.h"
 #include "service/service_metrics.h"
 #include "service/session_registry.h"
+#include "service/token_auth.h"
 #include "service/tokenizer_registry.h"
 
 namespace maskd {
@@ -18,13 +19,19 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 
 class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Maskd::Service> {
  public:
-  // All pointers must outlive the service.
+  // All pointers must outlive the service. Every RPC first authenticates
+  // its caller with `auth` (token_auth.h). Tokenizer uploads are refused
+  // (PERMISSION_DENIED) unless `allow_register_tokenizer`.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile, SessionRegistry* session);
+               const CompileHandler* compile, SessionRegistry* session,
+               const TokenAuthenticator* auth, bool allow_register_tokenizer);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
                                  v1::RegisterTokenizerResponse* response) override;
+  grpc::Status UnregisterTokenizer(grpc::ServerContext* context,
+                                   const v1::UnregisterTokenizerRequest* request,
+                                   v1::UnregisterTokenizerResponse* response) override;
   grpc::Status ListTokenizers(grpc::ServerContext* context,
                               const v1::ListTokenizersRequest* request,
                               v1::ListTokenizersResponse* response) override;
@@ -35,12 +42,18 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
 
  private:
   grpc::Status DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
+                                   const std::string& tenant,
                                    v1::RegisterTokenizerResponse* response);
+
+  // The caller's tenant, or UNAUTHENTICATED (counted as the RPC's outcome).
+  absl::StatusOr<std::string> Authenticate(const grpc::ServerContextBase& context) const;
 
   TokenizerRegistry* tokenizers_;
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
   SessionRegistry* session_;
+  const TokenAuthenticator* auth_;
+  const bool allow_register_tokenizer_;
 };
 
 }  // namespace maskd

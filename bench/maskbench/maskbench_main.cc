@@ -4,6 +4,7 @@
 //   build/release/bench/maskbench/maskbench --sample 1615
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +37,11 @@ ABSL_FLAG(bool, strict, false,
           "unknown JSON Schema keywords are compile errors (default: ignored, as validators do)");
 ABSL_FLAG(std::string, summary_json, "", "write the table's numbers as one JSON object here");
 ABSL_FLAG(std::string, results, "", "write one JSON line per schema (verdict, reason) here");
+ABSL_FLAG(std::string, clock, "wall",
+          "what TBM and TTFM measure: wall, or thread_cpu (the calling thread's CPU time: "
+          "comparable between runs on a loaded machine)");
+ABSL_FLAG(int, slowest, 10,
+          "list this many schemas with the slowest token and the slowest compile");
 
 namespace maskd::maskbench {
 namespace {
@@ -54,6 +60,33 @@ struct Worker {
   std::atomic<int64_t> started_ns{0};  // of the current schema; 0 when idle
   std::atomic<size_t> current{0};      // index into `picked` of the current schema
 };
+
+// The schemas behind TBM max and TTFM max: the tail list.
+void PrintSlowest(const std::vector<SchemaResult>& results, size_t n) {
+  if (n == 0) return;
+  std::vector<const SchemaResult*> by_token, by_compile;
+  for (const SchemaResult& r : results) {
+    if (r.tokens > 0) by_token.push_back(&r);
+    if (r.verdict != Verdict::kCompileError) by_compile.push_back(&r);
+  }
+  auto top = [n](std::vector<const SchemaResult*>& v, auto key) {
+    std::sort(v.begin(), v.end(),
+              [&](const SchemaResult* a, const SchemaResult* b) { return key(*a) > key(*b); });
+    if (v.size() > n) v.resize(n);
+  };
+  top(by_token, [](const SchemaResult& r) { return r.slowest_ns; });
+  top(by_compile, [](const SchemaResult& r) { return r.compile_ns; });
+  std::printf("\nslowest tokens (mask + consume):\n");
+  for (const SchemaResult* r : by_token) {
+    std::printf("  %10.1f us  %s  %s\n", r->slowest_ns / 1000.0, r->name.c_str(),
+                r->slowest_where.c_str());
+  }
+  std::printf("\nslowest compiles (TTFM):\n");
+  for (const SchemaResult* r : by_compile) {
+    std::printf("  %10.1f us  %s  %s\n", r->compile_ns / 1000.0, r->name.c_str(),
+                VerdictName(r->verdict));
+  }
+}
 
 int Main() {
   std::string tokenizer_path = absl::GetFlag(FLAGS_tokenizer);
@@ -82,6 +115,13 @@ int Main() {
   options.compile.strict = absl::GetFlag(FLAGS_strict);
   options.time_limit =
       std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_time_limit_s) * 1000));
+  if (const std::string clock = absl::GetFlag(FLAGS_clock); clock == "thread_cpu") {
+    options.clock = TimingClock::kThreadCpu;
+  } else if (clock != "wall") {
+    std::fprintf(stderr, "maskbench: --clock must be wall or thread_cpu, not '%s'\n",
+                 clock.c_str());
+    return 2;
+  }
 
   std::vector<SchemaResult> results(picked.size());
   std::vector<bool> done(picked.size(), false);
@@ -165,6 +205,7 @@ int Main() {
   const double peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
 
   nlohmann::ordered_json summary;
+  summary["clock"] = absl::GetFlag(FLAGS_clock);
   summary["schemas"] = results.size();
   summary["with_tests"] = with_tests;
   summary["passing"] = passing;
@@ -217,6 +258,7 @@ int Main() {
     std::printf("\ncompile errors by reason:\n");
     for (auto& [reason, n] : compile_reasons) std::printf("  %5zu  %s\n", n, reason.c_str());
   }
+  PrintSlowest(results, static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_slowest))));
 
   if (std::string path = absl::GetFlag(FLAGS_summary_json); !path.empty()) {
     std::ofstream(path) << summary.dump(2) << "\n";

@@ -1,5 +1,7 @@
 #include "bench/maskbench/runner.h"
 
+#include <time.h>
+
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -10,9 +12,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-uint64_t NanosSince(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
+// A stopwatch on RunOptions::clock.
+class Stopwatch {
+ public:
+  explicit Stopwatch(TimingClock clock) : clock_(clock), start_(Now()) {}
+  uint64_t ElapsedNs() const { return Now() - start_; }
+
+ private:
+  uint64_t Now() const {
+    if (clock_ == TimingClock::kWall) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+          .count();
+    }
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+  }
+  TimingClock clock_;
+  uint64_t start_;
+};
 
 bool MaskAllows(const std::vector<uint32_t>& mask, TokenId token) {
   return (mask[token / 32] >> (token % 32)) & 1;
@@ -51,11 +69,11 @@ InstanceOutcome ForceInstance(size_t test, const std::vector<TokenId>& tokens,
       out.timed_out = true;
       return out;
     }
-    Clock::time_point start = Clock::now();
+    const Stopwatch watch(options.clock);
     matcher->FillMask(mask);
     bool allowed = MaskAllows(mask, tokens[i]);
     bool consumed = allowed && matcher->AcceptToken(tokens[i]);
-    const uint64_t ns = NanosSince(start);
+    const uint64_t ns = watch.ElapsedNs();
     result.mask_ns.Add(ns);
     if (ns > result.slowest_ns) {
       result.slowest_ns = ns;
@@ -119,12 +137,13 @@ SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer
   for (const Instance& instance : schema.tests) tokens.push_back(tokenizer->Encode(instance.text));
 
   Clock::time_point schema_start = Clock::now();
+  const Stopwatch compile_watch(options.clock);
   GrammarSpec spec;
   spec.kind = SpecKind::kJsonSchema;
   spec.text = schema.schema;
   absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
       CompileGrammar(spec, options.compile, tokenizer);
-  result.compile_ns = NanosSince(schema_start);
+  result.compile_ns = compile_watch.ElapsedNs();
   if (!grammar.ok()) {
     result.verdict = grammar.status().code() == absl::StatusCode::kDeadlineExceeded
                          ? Verdict::kTimeout

@@ -196,7 +196,8 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
         std::vector<NodeId> parts = {branches[i]};
         size_t product = 1;
         for (size_t j = 0; j < branches.size(); ++j) {
-          if (j == i || ProvablyDisjoint(s_, branches[i], branches[j], 0, parent_types)) continue;
+          if (j == i || ProvablyDisjoint(s_, branches[i], branches[j], 0, parent_types, &strings_))
+            continue;
           absl::StatusOr<NodeId> other = Negate(branches[j]);
           if (!other.ok()) {
             if (!refused(other.status(), "oneOf whose branches may overlap: ")) {

@@ -40,85 +40,74 @@ std::string EscapeOf(uint8_t b) {
   }
 }
 
-// Maps each node to its quoted form, memoized. Post-order with an explicit
-// stack: a pattern literal of n characters is a Concat chain n deep, and one
-// C++ frame per link overflowed a compile thread's stack at ~40,000.
-class Quoter {
- public:
-  explicit Quoter(ExprSet& pool) : pool_(pool) {}
-
-  ExprId Quote(ExprId root) {
-    std::vector<std::pair<ExprId, bool>> stack = {{root, false}};
-    while (!stack.empty()) {
-      const auto [e, children_done] = stack.back();
-      stack.pop_back();
-      if (memo_.contains(e)) continue;
-      if (!children_done) {
-        stack.push_back({e, true});
-        for (ExprId a : Children(e)) stack.push_back({a, false});
-        continue;
-      }
-      memo_.emplace(e, QuoteNode(e));
-    }
-    return memo_.at(root);
-  }
-
- private:
-  // What QuoteNode needs quoted first. A copy: quoting adds nodes, which may
-  // move the pool's args.
-  std::vector<ExprId> Children(ExprId e) const {
-    std::vector<ExprId> out(pool_.Args(e).begin(), pool_.Args(e).end());
-    if (pool_.kind(e) == ExprKind::kNot) out.push_back(ExprSet::kAnyByteString);
-    return out;
-  }
-
-  // Quotes e, whose children are all in memo_.
-  ExprId QuoteNode(ExprId e) {
-    switch (pool_.kind(e)) {
-      case ExprKind::kNothing:
-      case ExprKind::kEpsilon:
-        return e;
-      case ExprKind::kByteSet: {
-        // A copy: adding expressions below may move the pool's byte sets.
-        const regex::ByteSet set = pool_.GetByteSet(e);
-        regex::ByteSet plain;
-        std::vector<ExprId> alternatives;
-        for (int b = 0; b < 256; ++b) {
-          if (!set.Contains(static_cast<uint8_t>(b))) continue;
-          std::string escape = EscapeOf(static_cast<uint8_t>(b));
-          if (escape.empty()) {
-            plain.Add(static_cast<uint8_t>(b));
-          } else {
-            alternatives.push_back(pool_.Literal(escape));
-          }
-        }
-        alternatives.push_back(pool_.Bytes(plain));
-        return pool_.Or(alternatives);
-      }
-      case ExprKind::kConcat:
-      case ExprKind::kOr:
-      case ExprKind::kAnd: {
-        std::vector<ExprId> parts(pool_.Args(e).begin(), pool_.Args(e).end());
-        for (ExprId& p : parts) p = memo_.at(p);
-        if (pool_.kind(e) == ExprKind::kConcat) return pool_.Concat(parts);
-        return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
-      }
-      case ExprKind::kNot:
-        // Complement within the encodings of all byte strings.
-        return pool_.And(memo_.at(ExprSet::kAnyByteString), pool_.Not(memo_.at(pool_.Args(e)[0])));
-      case ExprKind::kRepeat:
-        return pool_.Repeat(memo_.at(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
-    }
-    return ExprSet::kNothing;
-  }
-
-  ExprSet& pool_;
-  absl::flat_hash_map<ExprId, ExprId> memo_;
-};
-
 }  // namespace
 
-ExprId JsonQuote(ExprSet& pool, ExprId decoded) { return Quoter(pool).Quote(decoded); }
+// Post-order with an explicit stack: a pattern literal of n characters is a
+// Concat chain n deep, and one C++ frame per link overflowed a compile
+// thread's stack at ~40,000.
+ExprId JsonQuoter::Quote(ExprId root) {
+  std::vector<std::pair<ExprId, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    const auto [e, children_done] = stack.back();
+    stack.pop_back();
+    if (memo_.contains(e)) continue;
+    if (!children_done) {
+      stack.push_back({e, true});
+      for (ExprId a : Children(e)) stack.push_back({a, false});
+      continue;
+    }
+    memo_.emplace(e, QuoteNode(e));
+  }
+  return memo_.at(root);
+}
+
+std::vector<ExprId> JsonQuoter::Children(ExprId e) const {
+  // A copy: quoting adds nodes, which may move the pool's args.
+  std::vector<ExprId> out(pool_.Args(e).begin(), pool_.Args(e).end());
+  if (pool_.kind(e) == ExprKind::kNot) out.push_back(ExprSet::kAnyByteString);
+  return out;
+}
+
+ExprId JsonQuoter::QuoteNode(ExprId e) {
+  switch (pool_.kind(e)) {
+    case ExprKind::kNothing:
+    case ExprKind::kEpsilon:
+      return e;
+    case ExprKind::kByteSet: {
+      // A copy: adding expressions below may move the pool's byte sets.
+      const regex::ByteSet set = pool_.GetByteSet(e);
+      regex::ByteSet plain;
+      std::vector<ExprId> alternatives;
+      for (int b = 0; b < 256; ++b) {
+        if (!set.Contains(static_cast<uint8_t>(b))) continue;
+        std::string escape = EscapeOf(static_cast<uint8_t>(b));
+        if (escape.empty()) {
+          plain.Add(static_cast<uint8_t>(b));
+        } else {
+          alternatives.push_back(pool_.Literal(escape));
+        }
+      }
+      alternatives.push_back(pool_.Bytes(plain));
+      return pool_.Or(alternatives);
+    }
+    case ExprKind::kConcat:
+    case ExprKind::kOr:
+    case ExprKind::kAnd: {
+      std::vector<ExprId> parts(pool_.Args(e).begin(), pool_.Args(e).end());
+      for (ExprId& p : parts) p = memo_.at(p);
+      if (pool_.kind(e) == ExprKind::kConcat) return pool_.Concat(parts);
+      return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
+    }
+    case ExprKind::kNot:
+      // Complement within the encodings of all byte strings.
+      return pool_.And(memo_.at(ExprSet::kAnyByteString), pool_.Not(memo_.at(pool_.Args(e)[0])));
+    case ExprKind::kRepeat:
+      return pool_.Repeat(memo_.at(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
+  }
+  return ExprSet::kNothing;
+}
+
+ExprId JsonQuote(ExprSet& pool, ExprId decoded) { return JsonQuoter(pool).Quote(decoded); }
 
 std::string JsonQuoteLiteral(std::string_view s) {
   std::string out = "\"";

@@ -133,15 +133,23 @@ class Lowering {
     return *Token(pool_.Literal(text), text, /*literal=*/true);
   }
   absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
-    absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kFullMatch);
+    absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kFullMatch);
     if (!re.ok()) return re.status();
     return Token(*re, name);
   }
-  absl::StatusOr<ExprId> ParseRegex(std::string_view pattern, regex::ExprSet* pool,
-                                    regex::MatchMode mode) {
-    return regex::ParseEcmaRegex(pattern, pool, mode, options_.max_regex_nesting);
-  }
   void Rule(NonterminalId lhs, std::vector<Symbol> rhs) { builder_.AddRule(lhs, std::move(rhs)); }
+
+  // ParseEcmaRegex into pool_, once per (pattern, mode): schemas repeat
+  // their patterns, formats and number regexes across many properties, and
+  // a parse rebuilds the pattern's Unicode classes each time.
+  absl::StatusOr<ExprId> ParseRegex(const std::string& pattern, regex::MatchMode mode) {
+    const std::pair<std::string, regex::MatchMode> key{pattern, mode};
+    if (auto it = parsed_.find(key); it != parsed_.end()) return it->second;
+    absl::StatusOr<ExprId> re =
+        regex::ParseEcmaRegex(pattern, &pool_, mode, options_.max_regex_nesting);
+    parsed_.emplace(key, re);
+    return re;
+  }
 
   absl::Status DefineValue(NodeId id, NonterminalId nt) {
     const SchemaNode& node = schema_.node(id);
@@ -283,17 +291,16 @@ class Lowering {
     if (!re.ok())
       return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
                     node);
-    absl::StatusOr<ExprId> numbers = ParseRegex(*re, &pool_, regex::MatchMode::kFullMatch);
+    absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
     if (decimal_places) {
-      absl::StatusOr<ExprId> places =
-          ParseRegex(*decimal_places, &pool_, regex::MatchMode::kFullMatch);
+      absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
       if (!places.ok()) return places.status();
       *numbers = pool_.And(*numbers, *places);
     }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
-          ParseRegex(NonIntegerNumberRegex(), &pool_, regex::MatchMode::kFullMatch);
+          ParseRegex(NonIntegerNumberRegex(), regex::MatchMode::kFullMatch);
       if (!non_integers.ok()) return non_integers.status();
       *numbers = pool_.And(*numbers, *non_integers);
     }
@@ -304,7 +311,7 @@ class Lowering {
       NumericBound bound{v.number(), false};
       absl::StatusOr<std::string> value_re = NumberRangeRegex(bound, bound);
       if (!value_re.ok()) return value_re.status();
-      absl::StatusOr<ExprId> value = ParseRegex(*value_re, &pool_, regex::MatchMode::kFullMatch);
+      absl::StatusOr<ExprId> value = ParseRegex(*value_re, regex::MatchMode::kFullMatch);
       if (!value.ok()) return value.status();
       excluded.push_back(*value);
     }
@@ -331,7 +338,7 @@ class Lowering {
                        node.max_length ? cap(*node.max_length) : ExprSet::kUnbounded);
     }
     for (const std::string& pattern : node.patterns) {
-      absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return AtNode(absl::Status(re.status().code(),
                                    absl::StrCat("pattern", At(node), ": ", re.status().message())),
@@ -339,8 +346,16 @@ class Lowering {
       }
       e = pool_.And(e, *re);
     }
+    if (!node.not_patterns.empty() && e != pool_.AnyUtf8String()) {
+      // Redundant for the language, but it lets ExprSet::And see at once
+      // that a string which already contains an excluded pattern is dead
+      // (the pattern's derivative then holds `.*`, which meets `.*` here):
+      // without it, "exactly one of" (oneOf of unanchored patterns) beside
+      // a maxLength decides such states by searching their derivatives.
+      e = pool_.And(e, pool_.AnyUtf8String());
+    }
     for (const std::string& pattern : node.not_patterns) {
-      absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return AtNode(absl::Status(re.status().code(), absl::StrCat("\"not\" pattern", At(node),
                                                                     ": ", re.status().message())),
@@ -356,8 +371,7 @@ class Lowering {
     if (node.format) {
       absl::StatusOr<FormatLanguage> format = FormatPattern(*node.format);
       if (format.ok()) {
-        absl::StatusOr<ExprId> re =
-            ParseRegex(format->pattern, &pool_, regex::MatchMode::kFullMatch);
+        absl::StatusOr<ExprId> re = ParseRegex(format->pattern, regex::MatchMode::kFullMatch);
         if (!re.ok()) return re.status();
         e = pool_.And(e, *re);
         if (format->max_length) {
@@ -379,7 +393,7 @@ class Lowering {
 
   ExprId QuotedString(ExprId decoded) {
     const ExprId quote = pool_.Byte('"');
-    const ExprId encoded = JsonQuote(pool_, decoded);
+    const ExprId encoded = quoter_.Quote(decoded);
     ProveLengthCounter(decoded);
     return pool_.Concat(std::vector<ExprId>{quote, encoded, quote});
   }
@@ -396,7 +410,7 @@ class Lowering {
       const ExprId counter = pool_.Args(decoded)[i];
       const ExprId body = pool_.Args(decoded)[1 - i];
       if (pool_.kind(counter) == ExprKind::kRepeat && pool_.Args(counter)[0] == any) {
-        pool_.ProveWithin(JsonQuote(pool_, body), pool_.Star(JsonQuote(pool_, any)));
+        pool_.ProveWithin(quoter_.Quote(body), pool_.Star(quoter_.Quote(any)));
         return;
       }
     }
@@ -488,7 +502,7 @@ class Lowering {
     }
     std::vector<ExprId> patterns;
     for (const auto& [pattern, value] : node.pattern_properties) {
-      absl::StatusOr<ExprId> re = ParseRegex(pattern, &pool_, regex::MatchMode::kSearch);
+      absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kSearch);
       if (!re.ok()) {
         return AtNode(absl::Status(re.status().code(), absl::StrCat("patternProperties", At(node),
                                                                     ": ", re.status().message())),
@@ -657,6 +671,8 @@ class Lowering {
   const LowerOptions& options_;
   GrammarIr ir_;
   ExprSet& pool_;
+  JsonQuoter quoter_{pool_};
+  absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;

@@ -245,7 +245,7 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
     for (size_t i = 0; i < n.one_of.size(); ++i) {
       for (size_t j = i + 1; j < n.one_of.size(); ++j) {
         // A value of a type n refuses is in the complement already.
-        if (ProvablyDisjoint(s_, n.one_of[i], n.one_of[j], 0, n.types)) continue;
+        if (ProvablyDisjoint(s_, n.one_of[i], n.one_of[j], 0, n.types, &strings_)) continue;
         if (++pairs > kMaxOneOfPairs) return NoComplement("oneOf", n);
         MASKD_RETURN_IF_ERROR(add_id(Conj(n.one_of[i], n.one_of[j], ptr)));
       }

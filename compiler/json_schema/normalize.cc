@@ -72,35 +72,6 @@ bool InBounds(const SchemaNode& n, const Decimal& v) {
   return true;
 }
 
-// Whether no string meets both nodes' patterns and lengths, decided on
-// their regexes (with a small budget: this runs for every pair of oneOf
-// branches); false when unknown.
-bool StringsProvablyDisjoint(const SchemaNode& a, const SchemaNode& b) {
-  const uint64_t lo = std::max(a.min_length, b.min_length);
-  std::optional<uint64_t> hi = a.max_length;
-  if (b.max_length && (!hi || *b.max_length < *hi)) hi = b.max_length;
-  if (hi && lo > *hi) return true;
-  if (a.patterns.empty() || b.patterns.empty()) return false;
-  regex::ExprSet pool;
-  std::vector<regex::ExprId> parts;
-  for (const SchemaNode* n : {&a, &b}) {
-    for (const std::string& pattern : n->patterns) {
-      absl::StatusOr<regex::ExprId> e =
-          regex::ParseEcmaRegex(pattern, &pool, regex::MatchMode::kSearch);
-      if (!e.ok()) return false;
-      parts.push_back(*e);
-    }
-  }
-  constexpr uint64_t kMaxCount = regex::ExprSet::kUnbounded - 1;
-  if (lo > 0 || hi) {
-    parts.push_back(pool.Repeat(
-        pool.AnyCodepoint(), static_cast<uint32_t>(std::min(lo, kMaxCount)),
-        hi ? static_cast<uint32_t>(std::min(*hi, kMaxCount)) : regex::ExprSet::kUnbounded));
-  }
-  absl::StatusOr<bool> empty = pool.IsEmpty(pool.And(parts), /*budget=*/2000);
-  return empty.ok() && *empty;
-}
-
 TypeSet EffectiveTypes(const SchemaNode& n) {
   if (!n.enum_values) return n.types;
   TypeSet t = 0;
@@ -151,7 +122,7 @@ void Normalizer::MarkDisjointOneOfs() {
     bool disjoint = n.one_of.size() <= 256;
     for (size_t i = 0; disjoint && i < n.one_of.size(); ++i) {
       for (size_t j = i + 1; disjoint && j < n.one_of.size(); ++j) {
-        disjoint = ProvablyDisjoint(s_, n.one_of[i], n.one_of[j], 0, n.types);
+        disjoint = ProvablyDisjoint(s_, n.one_of[i], n.one_of[j], 0, n.types, &strings_);
       }
     }
     n.one_of_disjoint = disjoint;
@@ -706,7 +677,8 @@ bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
 
 }  // namespace
 
-bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeSet within) {
+bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeSet within,
+                      StringDisjointness* strings) {
   if (a == kFalseNode || b == kFalseNode) return true;
   if (a == b || a == kTrueNode || b == kTrueNode) return false;
   const SchemaNode& na = schema.node(a);
@@ -716,7 +688,7 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeS
     for (const auto* branches : {&na.any_of, &na.one_of}) {
       if (!branches->empty() && branches->size() <= 64 &&
           std::all_of(branches->begin(), branches->end(), [&](NodeId x) {
-            return ProvablyDisjoint(schema, x, b, depth + 1, within);
+            return ProvablyDisjoint(schema, x, b, depth + 1, within, strings);
           })) {
         return true;
       }
@@ -724,7 +696,7 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeS
     for (const auto* branches : {&nb.any_of, &nb.one_of}) {
       if (!branches->empty() && branches->size() <= 64 &&
           std::all_of(branches->begin(), branches->end(), [&](NodeId x) {
-            return ProvablyDisjoint(schema, a, x, depth + 1, within);
+            return ProvablyDisjoint(schema, a, x, depth + 1, within, strings);
           })) {
         return true;
       }
@@ -749,7 +721,13 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeS
     };
     if (below(na, nb) || below(nb, na)) return true;
   }
-  if ((common & ~kStringType) == 0 && StringsProvablyDisjoint(na, nb)) return true;
+  if ((common & ~kStringType) == 0) {
+    if (strings != nullptr) {
+      if (strings->ProvablyDisjoint(na, nb)) return true;
+    } else if (StringDisjointness().ProvablyDisjoint(na, nb)) {
+      return true;
+    }
+  }
   if ((common & ~kObjectType) == 0 && depth < 4) {
     // A property one requires and the other cannot have.
     auto forbids = [](const SchemaNode& n, const std::string& key) {
@@ -767,7 +745,7 @@ bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth, TypeS
       if (!nb.IsRequired(key)) continue;
       NodeId pa = na.PropertyNode(key), pb = nb.PropertyNode(key);
       if (pa == kNoNode || pb == kNoNode) continue;
-      if (ProvablyDisjoint(schema, pa, pb, depth + 1)) return true;
+      if (ProvablyDisjoint(schema, pa, pb, depth + 1, kAllTypes, strings)) return true;
     }
   }
   return false;

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "compiler/json_schema/schema.h"
+#include "compiler/json_schema/string_disjointness.h"
 
 namespace maskd::json_schema {
 
@@ -35,8 +36,10 @@ bool ValueMatchesLocally(const SchemaNode& node, const JsonValue& value);
 // match both nodes. oneOf branches need to be told apart only on the types
 // their parent admits: `{"type":"object","oneOf":[{"required":["a"],...},
 // ...]}` has branches that all match any string, yet no object matches two.
+// `strings` (optional) answers the string questions on one shared pattern
+// pool; a fresh one is used per call without it.
 bool ProvablyDisjoint(const Schema& schema, NodeId a, NodeId b, int depth = 0,
-                      TypeSet within = kAllTypes);
+                      TypeSet within = kAllTypes, StringDisjointness* strings = nullptr);
 
 }  // namespace maskd::json_schema
 

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/json_schema/schema.h"
+#include "compiler/json_schema/string_disjointness.h"
 
 namespace maskd::json_schema {
 
@@ -80,6 +81,8 @@ class Normalizer {
   absl::flat_hash_map<NodeId, NodeId> negation_;
   std::vector<NodeId> negation_started_;
   std::vector<uint8_t> expanded_;
+  // oneOf disjointness of string branches, on one pattern pool per run.
+  StringDisjointness strings_;
   size_t nodes_before_expansion_ = 0;
 };
 

@@ -57,6 +57,19 @@ class CompiledGrammar {
 // a tokenizer is loaded. InvalidArgument when the vocabulary cannot be indexed.
 absl::Status PrepareTokenizer(std::shared_ptr<const Tokenizer> tokenizer);
 
+// PrepareTokenizer, and a handle sharing ownership of the tokenizer's index:
+// its use_count() is 2 (the process-wide cache and this handle) while no
+// compiled grammar uses the tokenizer, more while some do. The service's
+// tokenizer registry uses it to evict only unused tokenizers.
+absl::StatusOr<std::shared_ptr<const void>> PrepareTokenizerIndex(
+    std::shared_ptr<const Tokenizer> tokenizer);
+
+// Drops the process-wide cache's reference to the index of tokenizer `id`
+// (a tokenizer unregistered from the service): the index and its mask store
+// are freed once the last grammar using them goes. A later compile for the
+// same tokenizer builds it again.
+void ReleaseTokenizerIndex(const std::string& id);
+
 struct JumpForward {
   std::string bytes;            // the only bytes that can come next (may be empty)
   std::vector<TokenId> tokens;  // their canonical tokenization (the tokenizer's BPE)

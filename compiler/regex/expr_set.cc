@@ -372,9 +372,19 @@ ExprId ExprSet::And(std::span<const ExprId> args) {
     lo = std::max(lo, MinLength(x));
     hi = std::min(hi, MaxLength(x));
     all_nullable = all_nullable && Nullable(x);
-    // x and Not(x) together are empty.
-    if (kind(x) == ExprKind::kNot && std::binary_search(flat.begin(), flat.end(), Args(x)[0])) {
-      return kNothing;
+    // x and Not(x) together are empty, and so are x and Not(x | y). Once an
+    // unanchored pattern `.*P.*` has matched, its derivative is `.*P.* |
+    // .*`; a oneOf branch excluding P (`.* & ~(.*P.*) & ...`) then dies
+    // here, by its structure, instead of in an emptiness search over
+    // thousands of derivatives (seconds for one mask).
+    if (kind(x) == ExprKind::kNot) {
+      const ExprId negated = Args(x)[0];
+      if (std::binary_search(flat.begin(), flat.end(), negated)) return kNothing;
+      if (kind(negated) == ExprKind::kOr) {
+        for (ExprId y : Args(negated)) {
+          if (std::binary_search(flat.begin(), flat.end(), y)) return kNothing;
+        }
+      }
     }
   }
   if (lo > hi) return kNothing;

@@ -149,6 +149,22 @@ TEST(JsonSchemaCombinatorsTest, OneOfWithOverlappingBranches) {
   ExpectExact(R"({"oneOf": [{"minimum": 1}, {"maximum": 2}]})");
 }
 
+// "Exactly one of several contains-languages": a oneOf of unanchored
+// patterns, alone, beside a maxLength (a counter in the same lexeme) and
+// inside an object beside a free string (the shape that took seconds per
+// mask).
+TEST(JsonSchemaCombinatorsTest, OneOfUnanchoredPatterns) {
+  ExpectExact(R"({"type": "string", "oneOf": [{"pattern": "a"}, {"pattern": "b"},
+                  {"pattern": "c"}]})");
+  ExpectExact(R"({"type": "string", "maxLength": 2, "oneOf": [{"pattern": "a"},
+                  {"pattern": "b"}, {"pattern": "x"}]})");
+  ExpectExact(R"({"type": "string", "oneOf": [{"pattern": "ab"}, {"pattern": "^f"},
+                  {"pattern": "[0-9]$"}]})");
+  ExpectExact(R"({"type": "object", "properties": {"a": {"type": "string"},
+                  "b": {"type": "string", "oneOf": [{"pattern": "x"}, {"pattern": "y"}]}},
+                  "required": ["b"]})");
+}
+
 // Branches that all match non-objects (no "type" of their own) but no
 // object twice, under a parent that admits objects only: told apart without
 // complements (which additionalProperties: false would not allow).

@@ -110,6 +110,11 @@ TEST(ExprSetTest, ConstructorsSimplify) {
   ExprId ors[] = {pool.Or(a, ab), c};
   EXPECT_EQ(pool.Or(ors), pool.Or(pool.Or(a, c), ab));  // Flattening.
   EXPECT_EQ(pool.And(ab, pool.Not(ab)), ExprSet::kNothing);
+  // An arg inside a negated union: x & ~(x | y) is empty.
+  EXPECT_EQ(pool.And(ab, pool.Not(pool.Or(ab, c))), ExprSet::kNothing);
+  EXPECT_EQ(pool.And(std::vector<ExprId>{pool.Star(a), c, pool.Not(pool.Or(ab, pool.Star(a)))}),
+            ExprSet::kNothing);
+  EXPECT_NE(pool.And(ab, pool.Not(pool.Or(pool.Concat(ab, c), c))), ExprSet::kNothing);
   EXPECT_EQ(pool.And(ab, ExprSet::kAnyByteString), ab);
   EXPECT_EQ(pool.And(pool.ByteRange('a', 'b'), pool.ByteRange('b', 'c')), b);
   EXPECT_EQ(pool.And(a, c), ExprSet::kNothing);
@@ -195,9 +200,10 @@ TEST(ExprSetTest, EmptinessIsExact) {
 TEST(ExprSetTest, EmptinessNeedsSearch) {
   ExprSet pool;
   ExprId a = pool.Byte('a'), b = pool.Byte('b');
-  // a*b and "not (a*b or c)": empty, but only visible after derivatives.
+  // a*b and "not ((a|c)*b or c)": empty, but only visible after derivatives.
   ExprId astar_b = pool.Concat(pool.Star(a), b);
-  ExprId e = pool.And(astar_b, pool.Not(pool.Or(astar_b, pool.Byte('c'))));
+  ExprId ac_star_b = pool.Concat(pool.Star(pool.Or(a, pool.Byte('c'))), b);
+  ExprId e = pool.And(astar_b, pool.Not(pool.Or(ac_star_b, pool.Byte('c'))));
   EXPECT_NE(e, ExprSet::kNothing);
   EXPECT_EQ(pool.IsEmpty(e).value(), true);
   // (aa)* and a(aa)*: even vs odd length.
@@ -217,6 +223,48 @@ TEST(ExprSetTest, EmptinessNeedsSearch) {
   absl::StatusOr<bool> r = pool2.IsEmpty(hard, 10);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(pool2.IsEmpty(hard, 100000).value(), true);
+}
+
+// "Exactly one of several contains-languages" (a oneOf of unanchored
+// patterns): once a string contains a second pattern, every branch is dead,
+// and the derivatives say so by their structure (the matched pattern's
+// derivative holds `.*`, the base string language is `.*`), so no state of
+// the lexer needs an emptiness search. Before, each such state searched
+// thousands of derivatives (seconds for one mask).
+TEST(ExprSetTest, ExactlyOneOfContainsDiesWithoutSearch) {
+  ExprSet pool;
+  const ExprId any = pool.Star(pool.ByteRange('a', 'z'));
+  auto contains = [&](std::string_view word) {
+    return pool.Concat(std::vector<ExprId>{any, pool.Literal(word), any});
+  };
+  const std::vector<std::string> words = {"open", "done", "held"};
+  std::vector<ExprId> branches;
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::vector<ExprId> parts = {any, contains(words[i])};
+    for (size_t j = 0; j < words.size(); ++j) {
+      if (j != i) parts.push_back(pool.Not(contains(words[j])));
+    }
+    branches.push_back(pool.And(parts));
+  }
+  const ExprId one_of = pool.Or(branches);
+  auto after = [&](std::string_view s) {
+    ExprId e = one_of;
+    for (char c : s) e = pool.Derivative(e, static_cast<uint8_t>(c));
+    return e;
+  };
+  // Two patterns: dead at once, by construction alone.
+  EXPECT_EQ(after("opendone"), ExprSet::kNothing);
+  EXPECT_EQ(after("xheldxxopen"), ExprSet::kNothing);
+  EXPECT_EQ(after("doneheld"), ExprSet::kNothing);
+  // One pattern, or one in progress: alive, and the language is exact.
+  EXPECT_TRUE(pool.Nullable(after("xxopenxx")));
+  EXPECT_FALSE(pool.Nullable(after("xxope")));
+  EXPECT_TRUE(pool.Matches(one_of, "xxdonexx"));
+  EXPECT_FALSE(pool.Matches(one_of, "opendone"));
+  EXPECT_FALSE(pool.Matches(one_of, "xyz"));
+  for (const std::string& s : AllStrings("odnehlp", 5)) {
+    ASSERT_EQ(pool.Matches(one_of, s), NaiveMatches(pool, one_of, s)) << s;
+  }
 }
 
 TEST(ExprSetTest, CodepointRangesEncodeExactly) {

@@ -40,7 +40,8 @@ class MaskdServer:
         for line in self._process.stderr:
             self._log.append(line)
             if marker in line and self.address is None:
-                self.address = line.split(marker, 1)[1].strip()
+                # "127.0.0.1:PORT (mutual TLS) ..." -> the address alone.
+                self.address = line.split(marker, 1)[1].split()[0]
                 self._ready.set()
 
     def log(self):
