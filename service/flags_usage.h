@@ -1,6 +1,6 @@
 // `maskd --help`: absl's own --help lists only flags defined in a file named
 // after the program (maskd.cc), so for service/main.cc it printed "No flags
-// matched" and exited 1. This lists the flags of one source file and lets
+// matched" and exited 1. This lists maskd's own flags and lets
 // main exit 0.
 #ifndef MASKD_SERVICE_FLAGS_USAGE_H_
 #define MASKD_SERVICE_FLAGS_USAGE_H_
