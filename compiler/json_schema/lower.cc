@@ -43,6 +43,9 @@ bool Excluded(const SchemaNode& n, const JsonValue& v) {
   return false;
 }
 
+// Const/enum objects with more members are refused (ConstObject).
+constexpr size_t kMaxAnyOrderConstMembers = 12;
+
 class Lowering {
  public:
   Lowering(const Schema& schema, const LowerOptions& options)
@@ -95,10 +98,30 @@ class Lowering {
             "the schema needs more than ", options_.max_nonterminals, " grammar symbols"));
       }
     }
+    if (absl::Status s = CheckEveryNonterminalDefined(); !s.ok()) return s;
     return std::move(ir_);
   }
 
  private:
+  // A nonterminal used without a rule is a lowering bug, never a property
+  // of the schema: Internal (so callers and maskbench count it as an engine
+  // error, not a refusal), naming the first such nonterminal.
+  absl::Status CheckEveryNonterminalDefined() const {
+    std::vector<uint8_t> defined(builder_.num_nonterminals(), 0);
+    for (const maskd::Rule& rule : builder_.rules()) defined[rule.lhs] = 1;
+    for (const maskd::Rule& rule : builder_.rules()) {
+      for (Symbol s : rule.rhs) {
+        if (s.is_nonterminal() && !defined[s.id()]) {
+          return absl::InternalError(absl::StrCat(
+              "JSON Schema lowering left nonterminal ", builder_.nonterminal_name(s.id()),
+              " undefined (used by ", builder_.nonterminal_name(rule.lhs),
+              "): an engine bug, not a property of the schema"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // The nonterminal for "a JSON value matching node `id`", defined later from
   // the work list so recursive schemas and deep nesting need no C++ recursion.
   NonterminalId Value(NodeId id) {
@@ -244,20 +267,54 @@ class Lowering {
         out.push_back(Literal("]"));
         return out;
       }
-      case JsonValue::Kind::kObject: {
-        std::vector<Symbol> out = {Literal("{")};
-        for (size_t i = 0; i < v.members().size(); ++i) {
-          if (i > 0) out.push_back(Literal(","));
-          out.push_back(Key(v.members()[i].first));
-          absl::StatusOr<std::vector<Symbol>> member = Const(v.members()[i].second, node);
-          if (!member.ok()) return member.status();
-          out.insert(out.end(), member->begin(), member->end());
-        }
-        out.push_back(Literal("}"));
-        return out;
-      }
+      case JsonValue::Kind::kObject:
+        return ConstObject(v, node);
     }
     return Unsupported("an enum value of unknown kind", node);
+  }
+
+  // A const/enum object: its members in ANY order (JSON Schema equality
+  // ignores member order, and a writer may emit them in any), each exactly
+  // once. One state per set of members written so far.
+  absl::StatusOr<std::vector<Symbol>> ConstObject(const JsonValue& v, const SchemaNode& node) {
+    const auto& members = v.members();
+    const size_t n = members.size();
+    if (n > kMaxAnyOrderConstMembers) {
+      return Unsupported(absl::StrCat("a const/enum object with ", n,
+                                      " members (any member order needs 2^n grammar states; "
+                                      "at most ",
+                                      kMaxAnyOrderConstMembers, ")"),
+                         node);
+    }
+    if (n == 0) return std::vector<Symbol>{Literal("{"), Literal("}")};
+    // "key": value, as one nonterminal per member.
+    std::vector<Symbol> member_nts;
+    for (const auto& [key, value] : members) {
+      absl::StatusOr<std::vector<Symbol>> body = Const(value, node);
+      if (!body.ok()) return body.status();
+      const NonterminalId nt = builder_.FreshNonterminal("const_member");
+      std::vector<Symbol> rhs = {Key(key)};
+      rhs.insert(rhs.end(), body->begin(), body->end());
+      Rule(nt, std::move(rhs));
+      member_nts.push_back(Symbol::Nonterminal(nt));
+    }
+    const uint32_t full = (uint32_t{1} << n) - 1;
+    // rest[s]: what follows once the members in bit set s are written.
+    std::vector<NonterminalId> rest(size_t{full} + 1);
+    for (uint32_t set = 1; set <= full; ++set) rest[set] = builder_.FreshNonterminal("const_rest");
+    for (uint32_t set = 1; set <= full; ++set) {
+      if (set == full) Rule(rest[set], {Literal("}")});
+      for (size_t k = 0; k < n; ++k) {
+        if (set & (uint32_t{1} << k)) continue;
+        Rule(rest[set],
+             {Literal(","), member_nts[k], Symbol::Nonterminal(rest[set | (uint32_t{1} << k)])});
+      }
+    }
+    const NonterminalId first = builder_.FreshNonterminal("const_object");
+    for (size_t k = 0; k < n; ++k) {
+      Rule(first, {member_nts[k], Symbol::Nonterminal(rest[uint32_t{1} << k])});
+    }
+    return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(first)};
   }
 
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
@@ -291,8 +348,20 @@ class Lowering {
     if (!re.ok())
       return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
                     node);
+    // From draft 6 on, JSON Schema compares by value: 6.0 is an integer and
+    // a multiple of 3. A writer spells an integer-valued float as `6.0` (and,
+    // past 1e16, `1e+16`), so the integer digits may be followed by `.0+`.
+    // Draft 4 validators take only integer literals (python3-jsonschema's
+    // Draft4Validator rejects 1.0).
+    const bool float_spellings = integers_only && schema_.draft != Draft::kDraft4;
+    if (float_spellings) *re = absl::StrCat("(?:", *re, ")(?:\\.0+)?");
     absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
+    if (float_spellings && node.multiple_of.empty()) {
+      absl::StatusOr<ExprId> large = LargeIntegers(node);
+      if (!large.ok()) return large.status();
+      *numbers = pool_.Or(*numbers, *large);
+    }
     if (decimal_places) {
       absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
       if (!places.ok()) return places.status();
@@ -317,6 +386,64 @@ class Lowering {
     }
     if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
     return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
+  }
+
+  // Exponent spellings of the node's integers of magnitude >= 1e16 (what a
+  // writer emits for such floats: `1e+16`). Each sign's part is taken whole
+  // when the range covers it, dropped when the range misses it, and
+  // intersected with the range only when a bound lies past 1e16: an And in
+  // every integer lexeme made ordinary bounded integers 30x slower to compile.
+  absl::StatusOr<ExprId> LargeIntegers(const SchemaNode& node) {
+    enum Cover { kNone, kAll, kSome };
+    static const Decimal kLarge = *Decimal::FromString("1e16");
+    static const Decimal kMinusLarge = *Decimal::FromString("-1e16");
+    auto below = [](const std::optional<NumericBound>& b, const Decimal& v) {  // b < v
+      if (!b) return false;
+      const int c = Compare(b->value, v);
+      return c < 0 || (c == 0 && b->exclusive);
+    };
+    auto above = [](const std::optional<NumericBound>& b, const Decimal& v) {  // b > v
+      if (!b) return false;
+      const int c = Compare(b->value, v);
+      return c > 0 || (c == 0 && b->exclusive);
+    };
+    // Positive part [1e16, inf), negative part (-inf, -1e16].
+    const Cover positive = below(node.maximum, kLarge)                   ? kNone
+                           : node.maximum || above(node.minimum, kLarge) ? kSome
+                                                                         : kAll;
+    const Cover negative = above(node.minimum, kMinusLarge)                   ? kNone
+                           : node.minimum || below(node.maximum, kMinusLarge) ? kSome
+                                                                              : kAll;
+    if (positive == kNone && negative == kNone) return ExprSet::kNothing;
+    if (!large_integer_magnitude_) {  // Parsed once per schema: it is large.
+      absl::StatusOr<ExprId> parsed =
+          regex::ParseEcmaRegex(LargeIntegerExponentRegex(), &pool_, regex::MatchMode::kFullMatch);
+      if (!parsed.ok()) return parsed.status();
+      large_integer_magnitude_ = *parsed;
+    }
+    const ExprId* magnitude = &*large_integer_magnitude_;
+    std::optional<ExprId> in_range;
+    auto part = [&](Cover cover, ExprId spelled) -> absl::StatusOr<ExprId> {
+      if (cover == kNone) return ExprSet::kNothing;
+      if (cover == kAll) return spelled;
+      if (!in_range) {
+        absl::StatusOr<std::string> range = NumberRangeRegex(node.minimum, node.maximum);
+        if (!range.ok()) {
+          return AtNode(
+              absl::Status(range.status().code(), absl::StrCat(range.status().message(), At(node))),
+              node);
+        }
+        absl::StatusOr<ExprId> r = ParseRegex(*range, regex::MatchMode::kFullMatch);
+        if (!r.ok()) return r.status();
+        in_range = *r;
+      }
+      return pool_.And(spelled, *in_range);
+    };
+    absl::StatusOr<ExprId> pos = part(positive, *magnitude);
+    if (!pos.ok()) return pos.status();
+    absl::StatusOr<ExprId> neg = part(negative, pool_.Concat(pool_.Byte('-'), *magnitude));
+    if (!neg.ok()) return neg.status();
+    return pool_.Or(*pos, *neg);
   }
 
   // The decoded strings a node's string constraints admit.
@@ -678,6 +805,7 @@ class Lowering {
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;
   absl::flat_hash_map<NodeId, NonterminalId> value_nts_;
+  std::optional<ExprId> large_integer_magnitude_;  // LargeIntegerExponentRegex().
   std::deque<std::pair<NodeId, NonterminalId>> pending_;
 };
 

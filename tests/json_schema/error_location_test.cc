@@ -3,6 +3,7 @@
 // pointer of the schema part at fault, the offset into a regex. One case per
 // kind of place an error is made (parsing, normalization, rewriting of
 // combinators, lowering), each checked against the place its message names.
+#include <cstdio>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -150,11 +151,11 @@ std::string PointerInMessage(std::string_view message) {
 // (a patternProperties regex as a key): the payload has the whole pointer.
 TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
   absl::StatusOr<std::vector<maskbench::SchemaCase>> cases =
-      maskbench::LoadMaskBench(testing::MaskBenchPath());
+      maskbench::LoadMaskBenchSample(testing::MaskBenchPath(), 400);
   ASSERT_TRUE(cases.ok()) << cases.status() << " (set MASKD_MASKBENCH)";
   int refusals = 0, with_pointer = 0;
-  for (size_t i : maskbench::DeterministicSample(cases->size(), 600)) {
-    const std::string& text = (*cases)[i].schema;
+  for (const maskbench::SchemaCase& schema_case : *cases) {
+    const std::string& text = schema_case.schema;
     absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, {});
     absl::Status status = schema.status();
     if (schema.ok()) status = json_schema::LowerSchema(*schema, {}).status();
@@ -169,12 +170,14 @@ TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
     EXPECT_TRUE(
         payload.size() > old_search.size() && payload.rfind(old_search, 0) == 0 &&
         (payload[old_search.size()] == ')' || payload.compare(old_search.size(), 2, ": ") == 0))
-        << (*cases)[i].name << ": payload " << payload << ", old search " << old_search;
+        << schema_case.name << ": payload " << payload << ", old search " << old_search;
     EXPECT_THAT(std::string(status.message()), HasSubstr(" at " + payload));
   }
+  std::printf("%d refusals in the sample, %d of them with a JSON pointer\n", refusals,
+              with_pointer);
   // The sample holds refusals of many kinds (about 8% of the schemas refuse).
-  EXPECT_GT(refusals, 20);
-  EXPECT_GT(with_pointer, 20);
+  EXPECT_GT(refusals, 15);
+  EXPECT_GT(with_pointer, 15);
 }
 
 TEST(SpecLocationTest, PayloadsRoundTripAndTheLastOneWins) {

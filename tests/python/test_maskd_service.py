@@ -141,6 +141,31 @@ class SessionTest(unittest.TestCase):
             results = session.step(open={3: Open(Regex("a("), tokenizer_id=TOKENIZER.tokenizer_id)})
             self.assertEqual(results[3].error.code, grpc.StatusCode.INVALID_ARGUMENT)
 
+    def test_rollback_at_exactly_max_and_one_past(self):
+        """The server keeps exactly max_rollback_tokens snapshots: rolling back that many
+        restores the mask seen then; one more is refused and changes nothing (a server
+        keeping one snapshot too few, or one too many, fails here)."""
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id,
+                                 Regex("([a-z]{2,6}-[0-9]{1,3}-){4}[a-z]{2,6}"))
+        for max_rollback in (1, 3):
+            with self.subTest(max_rollback=max_rollback), CLIENT.session() as session:
+                first = session.open(1, grammar, max_rollback_tokens=max_rollback)
+                steps = max_rollback + 2
+                tokens, results = walk(session, 1, first, np.random.default_rng(7), steps)
+                self.assertEqual(len(tokens), steps)
+                with self.assertRaises(SequenceError) as ctx:
+                    session.rollback(1, max_rollback + 1)
+                self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+                unchanged = session.advance(1, [])
+                np.testing.assert_array_equal(unchanged.mask.bits, results[-1].mask.bits)
+                back = session.rollback(1, max_rollback)
+                np.testing.assert_array_equal(back.mask.bits, results[-1 - max_rollback].mask.bits)
+                with self.assertRaises(SequenceError):
+                    session.rollback(1, 1)  # every kept snapshot is used up
+                redo = session.advance(1, [tokens[-max_rollback]])
+                np.testing.assert_array_equal(redo.mask.bits, results[-max_rollback].mask.bits)
+                self.assertTrue(session.rollback(1, 1).ok)
+
     DICTIONARY_SCHEMA = JsonSchema({
         "type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},
         "required": ["name", "n"], "additionalProperties": False})
