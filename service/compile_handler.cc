@@ -103,6 +103,7 @@ grpc::Status CompileHandler::Respond(const v1::CompileRequest& request,
   stats->set_cache_hit(outcome->handle.cache_hit);
   const CompileStats& engine = outcome->handle.grammar->stats();
   stats->set_grammar_rules(engine.rules);
+  stats->set_lexer_states(outcome->handle.grammar->LexerStates());
   stats->set_size_bytes(outcome->handle.grammar->SizeBytes());
   for (const std::string& keyword : engine.ignored_keywords) stats->add_ignored_keywords(keyword);
   for (const std::string& warning : engine.warnings) stats->add_warnings(warning);

@@ -3,11 +3,14 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
+#include "compiler/json_schema/canonical_json.h"
 
 namespace maskd {
 namespace {
@@ -34,7 +37,13 @@ std::string ComputeHandle(const CompileJob& job) {
   AppendField(key, job.tokenizer_id);
   AppendField(key, SpecKindLabel(job.spec.kind));
   AppendField(key, absl::StrCat(static_cast<int>(job.spec.dialect)));
-  AppendField(key, job.spec.text);
+  // A schema is hashed in its canonical spelling: the same schema from
+  // Python (json.dumps: spaces, \u escapes) and from a file is one handle.
+  std::optional<std::string> canonical;
+  if (job.spec.kind == SpecKind::kJsonSchema) {
+    canonical = json_schema::CanonicalJsonText(job.spec.text);
+  }
+  AppendField(key, canonical.has_value() ? *canonical : job.spec.text);
   AppendField(key, job.start_rule);
   AppendField(key, absl::StrCat(job.spec.choices.size()));
   for (const std::string& choice : job.spec.choices) AppendField(key, choice);
@@ -158,12 +167,13 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
       return absl::InvalidArgumentError(absl::StrCat(
           "options.unknown_formats ", in.unknown_formats(), " is not a known UnknownFormatPolicy"));
   }
-  if (in.max_recursion_depth() != 0) {
-    // The engine does not enforce a nesting limit yet; accepting the option
-    // would promise a bound that is not kept.
-    return absl::UnimplementedError(
-        "options.max_recursion_depth is not enforced by the engine yet; leave it 0");
+  if (in.max_recursion_depth() > kMaxRecursionDepthLimit) {
+    // Deeper specs could overflow a compile thread's stack.
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.max_recursion_depth ", in.max_recursion_depth(),
+                     " is over the engine's limit of ", kMaxRecursionDepthLimit));
   }
+  if (in.max_recursion_depth() != 0) out.max_recursion_depth = in.max_recursion_depth();
   job.time_limit = limits.compile_time_limit;
   if (in.has_compile_time_limit()) {
     const absl::Duration asked = absl::Seconds(in.compile_time_limit().seconds()) +

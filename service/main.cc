@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/time/time.h"
+#include "service/flags_usage.h"
 #include "service/log.h"
 #include "service/security_flags.h"
 #include "service/server.h"
@@ -79,6 +81,10 @@ ABSL_FLAG(absl::Duration, memory_release_interval, absl::Seconds(1),
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("maskd: constrained decoding as a gRPC service.");
+  if (maskd::WantsHelp(argc, argv)) {
+    std::cout << maskd::FlagsUsage(std::string(absl::ProgramUsageMessage()), "/service/");
+    return EXIT_SUCCESS;
+  }
   // absl keeps only the last --tokenizer; collect every occurrence first.
   const std::vector<std::string> tokenizer_values =
       maskd::CollectFlagValues(argc, argv, "tokenizer");

@@ -50,6 +50,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   json_schema::ParseOptions parse;
   parse.strict_keywords = options.strict;
   parse.closed_objects = options.additional_properties_default_false;
+  parse.max_depth = static_cast<int>(options.max_recursion_depth);
   absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, parse);
   if (!schema.ok()) return schema.status();
   if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
@@ -60,6 +61,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   lower.max_whitespace_run = options.max_whitespace_run;
   lower.any_order_properties = options.property_order == PropertyOrder::kAnyOrder;
   lower.ignore_unknown_formats = options.unknown_formats == UnknownFormats::kIgnore;
+  lower.max_regex_nesting = static_cast<int>(options.max_recursion_depth);
   absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
   if (!ir.ok()) return ir.status();
   for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {
@@ -77,7 +79,8 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       // A regex spec constrains the whole output: anchored at both ends.
       GrammarIr ir;
       absl::StatusOr<regex::ExprId> re =
-          regex::ParseEcmaRegex(spec.text, ir.pool.get(), regex::MatchMode::kFullMatch);
+          regex::ParseEcmaRegex(spec.text, ir.pool.get(), regex::MatchMode::kFullMatch,
+                                static_cast<int>(options.max_recursion_depth));
       if (!re.ok()) return re.status();
       if (absl::Status s = BuildSingleRegexGrammar(ir, *re, "regex"); !s.ok()) return s;
       return ir;
@@ -115,6 +118,11 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
           .count();
   const Clock::time_point deadline =
       started + std::chrono::milliseconds(std::min(options.time_limit_ms, max_ms));
+  if (options.max_recursion_depth == 0 || options.max_recursion_depth > kMaxRecursionDepthLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("max_recursion_depth must be 1 to ",
+                                                   kMaxRecursionDepthLimit, ", got ",
+                                                   options.max_recursion_depth));
+  }
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;

@@ -46,6 +46,11 @@ enum class UnknownFormats {
   kIgnore,  // Plain strings; listed in CompileStats::ignored_keywords.
 };
 
+// The most CompileOptions::max_recursion_depth may be: inputs this deep
+// compile within an 8 MiB thread stack (tests/matcher/deep_and_flat_specs_test
+// checks it, under ASan too).
+inline constexpr uint32_t kMaxRecursionDepthLimit = 1000;
+
 struct CompileOptions {
   // Bounded by default: as flexible as JSON allows, but a model cannot loop on
   // blanks forever.
@@ -60,7 +65,12 @@ struct CompileOptions {
   bool additional_properties_default_false = false;
   PropertyOrder property_order = PropertyOrder::kSchemaOrder;
   UnknownFormats unknown_formats = UnknownFormats::kRefuse;
-  uint32_t max_recursion_depth = 64;
+  // Deepest nesting a spec may have: JSON nesting of a schema document, group
+  // nesting of a regex (a regex spec or a schema's patterns). A deeper spec is
+  // InvalidArgument naming this limit and the byte or code point offset. The
+  // front ends recurse once per level, so this is what keeps a spec from
+  // overflowing a compile thread's stack: at most kMaxRecursionDepthLimit.
+  uint32_t max_recursion_depth = 128;
   // Limits that turn a pathological spec into an error instead of a hang or an
   // unbounded allocation.
   uint64_t time_limit_ms = 10'000;

@@ -182,7 +182,8 @@ class Lowering {
   absl::StatusOr<ExprId> ParseRegex(const std::string& pattern, regex::MatchMode mode) {
     const std::pair<std::string, regex::MatchMode> key{pattern, mode};
     if (auto it = parsed_.find(key); it != parsed_.end()) return it->second;
-    absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, mode);
+    absl::StatusOr<ExprId> re =
+        regex::ParseEcmaRegex(pattern, &pool_, mode, options_.max_regex_nesting);
     parsed_.emplace(key, re);
     return re;
   }

@@ -44,6 +44,8 @@ struct LowerOptions {
   // Bound on the member states of one any-order object: (required keys
   // written + 1) x (member count bound + 1).
   uint32_t max_any_order_states = 100'000;
+  // Deepest group nesting of a pattern (CompileOptions::max_recursion_depth).
+  int max_regex_nesting = 128;
   // Past this, lowering stops with DeadlineExceeded (CompileOptions::time_limit_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // When set and true, lowering stops with Cancelled at the next deadline

@@ -816,8 +816,9 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
 absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   int64_t too_deep = DepthViolation(text, options_.max_depth);
   if (too_deep >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schema nesting deeper than ", options_.max_depth, " at byte ", too_deep, " (under /)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("schema nesting deeper than ", options_.max_depth,
+                     " (max_recursion_depth) at byte ", too_deep, " (under /)"));
   }
   simdjson::padded_string padded(text);
   if (auto error = parser_.parse(padded).get(root_); error) {

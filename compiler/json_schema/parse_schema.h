@@ -55,7 +55,8 @@ struct ParseOptions {
   // Ignore (and list) known-but-unsupported keywords instead of failing. This
   // widens the language; only for experiments.
   bool ignore_unsupported = false;
-  // Deepest nesting of schema objects (through sub-schemas, not `$ref`s).
+  // Deepest JSON nesting of the schema document (through sub-schemas and
+  // values, not `$ref`s): CompileOptions::max_recursion_depth.
   int max_depth = 128;
   // Upper bound on nodes, including those merging creates.
   int max_nodes = 1 << 20;

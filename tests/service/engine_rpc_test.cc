@@ -6,6 +6,7 @@
 // timeout and the drain on SIGTERM, each on a server of its own.
 #include <signal.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <memory>
@@ -202,6 +203,7 @@ TEST_F(EngineRpcTest, CompilesEverySpecKind) {
     EXPECT_EQ(response.grammar().tokenizer_id(), tokenizer().id());
     EXPECT_GT(response.grammar().stats().size_bytes(), 0u);
     EXPECT_GT(response.grammar().stats().grammar_rules(), 0u);
+    EXPECT_GE(response.grammar().stats().lexer_states(), 1u);  // the start state at least
     handles.push_back(response.grammar().handle());
   }
   EXPECT_EQ(std::set<std::string>(handles.begin(), handles.end()).size(), handles.size());
@@ -422,6 +424,23 @@ TEST_F(EngineRpcTest, SessionMasksEqualTheInProcessMatcher) {
   std::vector<uint32_t> last = DecodeMask(response.results(0).mask());
   const TokenId eos = tokenizer().eos_ids().front();
   EXPECT_TRUE(last[eos / 32] >> (eos % 32) & 1);
+
+  // EOS accepted: the sequence is finished. MUST_STOP with an empty mask
+  // (nothing may follow, not even another EOS), as session.proto says.
+  v1::StepRequest finish;
+  Advance(finish, 42)->add_tokens(eos);
+  ASSERT_TRUE(stream.Step(finish, &response));
+  ASSERT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+  EXPECT_EQ(response.results(0).tokens_accepted(), 1u);
+  EXPECT_EQ(response.results(0).stop(), v1::STOP_STATUS_MUST_STOP);
+  const std::vector<uint32_t> after_eos = DecodeMask(response.results(0).mask());
+  EXPECT_EQ(std::count(after_eos.begin(), after_eos.end(), 0u),
+            static_cast<std::ptrdiff_t>(after_eos.size()));
+  v1::StepRequest again;
+  Advance(again, 42)->add_tokens(eos);
+  ASSERT_TRUE(stream.Step(again, &response));
+  EXPECT_EQ(response.results(0).tokens_accepted(), 0u);
+  EXPECT_TRUE(response.results(0).has_error());
 
   v1::StepRequest close;
   close.add_ops()->set_sequence_id(42);
