@@ -91,13 +91,17 @@ absl::StatusOr<std::unique_ptr<MaskdProcess>> MaskdProcess::Start(
   process->reader_ = std::thread([p = process.get()] { p->ReadLog(); });
 
   if (!process->WaitForLogLine("maskd: grpc listening on ", timeout, &process->grpc_address_) ||
-      !process->WaitForLogLine("maskd: metrics on http://", timeout, &process->metrics_address_)) {
+      !process->WaitForLogLine("maskd: metrics on ", timeout, &process->metrics_address_)) {
     return absl::UnavailableError(
         absl::StrCat("maskd did not report its ports; log:\n", process->Log()));
   }
-  // "127.0.0.1:9464/metrics" -> "127.0.0.1:9464".
-  process->metrics_address_ =
-      process->metrics_address_.substr(0, process->metrics_address_.find('/'));
+  // "127.0.0.1:41234 (TLS)" -> "127.0.0.1:41234".
+  process->grpc_address_ = process->grpc_address_.substr(0, process->grpc_address_.find(' '));
+  // "http(s)://127.0.0.1:9464/metrics" -> "127.0.0.1:9464".
+  std::string& metrics = process->metrics_address_;
+  if (size_t scheme = metrics.find("://"); scheme != std::string::npos)
+    metrics.erase(0, scheme + 3);
+  metrics = metrics.substr(0, metrics.find('/'));
   return process;
 }
 

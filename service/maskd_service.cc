@@ -5,21 +5,27 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "service/compile_reactor.h"
 #include "service/log.h"
+#include "service/refused_stream.h"
 #include "service/status_convert.h"
 
 namespace maskd {
 namespace {
 
-// Records one RPC's outcome and latency when the handler returns.
+// Records one RPC's outcome and latency when the handler returns, and the
+// caller's tenant once known ("-": not authenticated).
 class RpcRecorder {
  public:
   RpcRecorder(ServiceMetrics* metrics, const char* method)
       : metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {}
 
+  void set_tenant(const std::string& tenant) { tenant_ = tenant; }
+
   grpc::Status Finish(grpc::Status status) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
     metrics_->RecordRpc(method_, status.error_code(), elapsed.count());
+    metrics_->CountTenantCall(tenant_, method_, status.error_code());
     if (!status.ok()) metrics_->CountError(static_cast<absl::StatusCode>(status.error_code()));
     return status;
   }
@@ -28,6 +34,7 @@ class RpcRecorder {
   ServiceMetrics* metrics_;
   const char* method_;
   std::chrono::steady_clock::time_point start_;
+  std::string tenant_ = "-";
 };
 
 }  // namespace
@@ -51,37 +58,90 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 }
 
 MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-                           const CompileHandler* compile, SessionRegistry* session)
-    : tokenizers_(tokenizers), metrics_(metrics), compile_(compile), session_(session) {}
+                           const CompileHandler* compile, SessionRegistry* session,
+                           const TokenAuthenticator* auth, bool allow_register_tokenizer)
+    : tokenizers_(tokenizers),
+      metrics_(metrics),
+      compile_(compile),
+      session_(session),
+      auth_(auth),
+      allow_register_tokenizer_(allow_register_tokenizer) {}
 
-grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* /*context*/,
+absl::StatusOr<std::string> MaskdService::Authenticate(
+    const grpc::ServerContextBase& context) const {
+  if (!auth_->enabled()) return std::string(kDefaultTenant);
+  const auto& metadata = context.client_metadata();
+  auto header = metadata.find("authorization");
+  // A repeated header is ambiguous: refuse rather than pick one.
+  if (header != metadata.end() && metadata.count("authorization") > 1) {
+    return absl::UnauthenticatedError("more than one authorization metadata entry");
+  }
+  return auth_->Authenticate(header == metadata.end()
+                                 ? absl::string_view()
+                                 : absl::string_view(header->second.data(), header->second.size()));
+}
+
+grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* context,
                                              const v1::RegisterTokenizerRequest* request,
                                              v1::RegisterTokenizerResponse* response) {
   RpcRecorder recorder(metrics_, "RegisterTokenizer");
-  return recorder.Finish(DoRegisterTokenizer(*request, response));
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
+  return recorder.Finish(DoRegisterTokenizer(*request, *tenant, response));
+}
+
+grpc::Status MaskdService::UnregisterTokenizer(grpc::ServerContext* context,
+                                               const v1::UnregisterTokenizerRequest* request,
+                                               v1::UnregisterTokenizerResponse* response) {
+  RpcRecorder recorder(metrics_, "UnregisterTokenizer");
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
+  absl::StatusOr<bool> removed = tokenizers_->Unregister(request->tokenizer_id(), *tenant);
+  if (!removed.ok()) return recorder.Finish(ToGrpcStatus(removed.status()));
+  response->set_removed(*removed);
+  if (*removed) {
+    metrics_->SetTokenizerCount(tokenizers_->size());
+    MASKD_LOG(INFO) << "tenant " << *tenant << " unregistered tokenizer "
+                    << request->tokenizer_id();
+  }
+  return recorder.Finish(grpc::Status::OK);
 }
 
 grpc::Status MaskdService::DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,
+                                               const std::string& tenant,
                                                v1::RegisterTokenizerResponse* response) {
   switch (request.source_case()) {
     case v1::RegisterTokenizerRequest::kPreloadedName: {
-      absl::StatusOr<RegisteredTokenizer> entry = tokenizers_->FindByName(request.preloaded_name());
+      absl::StatusOr<RegisteredTokenizer> entry =
+          tokenizers_->FindByName(request.preloaded_name(), tenant);
       if (!entry.ok()) return ToGrpcStatus(entry.status());
       FillTokenizerInfo(*entry, response->mutable_tokenizer());
       response->set_already_registered(true);
       return grpc::Status::OK;
     }
     case v1::RegisterTokenizerRequest::kFiles: {
+      if (!allow_register_tokenizer_) {
+        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                            "this server accepts no tokenizer uploads (it runs without "
+                            "--allow_register_tokenizer); use a preloaded tokenizer by "
+                            "preloaded_name (ListTokenizers lists them)");
+      }
       const v1::TokenizerFiles& files = request.files();
       std::vector<TokenId> eos(request.eos_token_ids().begin(), request.eos_token_ids().end());
       absl::StatusOr<RegisterOutcome> outcome = tokenizers_->Register(
-          files.tokenizer_json(), files.tokenizer_config_json(), request.name(), eos);
+          files.tokenizer_json(), files.tokenizer_config_json(), request.name(), eos, tenant);
       if (!outcome.ok()) return ToGrpcStatus(outcome.status());
       FillTokenizerInfo(outcome->entry, response->mutable_tokenizer());
       response->set_already_registered(outcome->already_registered);
       if (!outcome->already_registered) {
         metrics_->SetTokenizerCount(tokenizers_->size());
-        MASKD_LOG(INFO) << "registered tokenizer " << outcome->entry.tokenizer->name() << " ("
+        for (const std::string& evicted : outcome->evicted_ids) {
+          MASKD_LOG(INFO) << "evicted unused tokenizer " << evicted << " to make room";
+        }
+        MASKD_LOG(INFO) << "tenant " << tenant << " registered tokenizer "
+                        << outcome->entry.tokenizer->name() << " ("
                         << outcome->entry.tokenizer->id() << ", "
                         << outcome->entry.tokenizer->vocab_size() << " tokens)";
       }
@@ -94,33 +154,47 @@ grpc::Status MaskdService::DoRegisterTokenizer(const v1::RegisterTokenizerReques
                       "RegisterTokenizerRequest needs files or preloaded_name");
 }
 
-grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* /*context*/,
+grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* context,
                                           const v1::ListTokenizersRequest* /*request*/,
                                           v1::ListTokenizersResponse* response) {
   RpcRecorder recorder(metrics_, "ListTokenizers");
-  for (const RegisteredTokenizer& entry : tokenizers_->List()) {
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  recorder.set_tenant(*tenant);
+  for (const RegisteredTokenizer& entry : tokenizers_->List(*tenant)) {
     FillTokenizerInfo(entry, response->add_tokenizers());
   }
   return recorder.Finish(grpc::Status::OK);
 }
 
-grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
-                                   v1::CompileResponse* response) {
-  RpcRecorder recorder(metrics_, "Compile");
-  const auto deadline = context->deadline();
-  // No deadline reads as the far future; keep it infinite for the cache.
-  const absl::Time rpc_deadline =
-      deadline >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365)
-          ? absl::InfiniteFuture()
-          : absl::FromChrono(deadline);
-  return recorder.Finish(compile_->Compile(*request, rpc_deadline, response));
+grpc::ServerUnaryReactor* MaskdService::Compile(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) {
+    RpcRecorder recorder(metrics_, "Compile");
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(recorder.Finish(ToGrpcStatus(tenant.status())));
+    return reactor;
+  }
+  // Counted (RPC outcome, latency, tenant) by the reactor; its compiles
+  // take places in the tenant's compile queue.
+  return CompileReactor::Start(compile_, metrics_, context, request, response, *tenant);
 }
 
-grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Session(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* MaskdService::Session(
     grpc::CallbackServerContext* context) {
+  absl::StatusOr<std::string> tenant = Authenticate(*context);
+  if (!tenant.ok()) {
+    metrics_->RecordRpc("Session", grpc::StatusCode::UNAUTHENTICATED, 0);
+    metrics_->CountTenantCall("-", "Session", grpc::StatusCode::UNAUTHENTICATED);
+    metrics_->CountError(absl::StatusCode::kUnauthenticated);
+    return new RefusedStream(ToGrpcStatus(tenant.status()));
+  }
+  metrics_->CountTenantCall(*tenant, "Session", grpc::StatusCode::OK);
   // Counted (active streams, RPC outcome) by the reactor, which outlives
   // this call.
-  return session_->Open(context);
+  return session_->Open(context, *tenant);
 }
 
 }  // namespace maskd

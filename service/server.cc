@@ -48,7 +48,9 @@ absl::Status CheckServiceDescriptorLinked() {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   if (absl::Status linked = CheckServiceDescriptorLinked(); !linked.ok()) return linked;
   std::unique_ptr<Server> server(new Server());
-  server->tokenizers_ = std::make_unique<TokenizerRegistry>(options.tokenizer_limits);
+  TokenizerRegistryLimits tokenizer_limits = options.tokenizer_limits;
+  tokenizer_limits.max_tokenizers_per_tenant = options.security.max_tokenizers_per_tenant;
+  server->tokenizers_ = std::make_unique<TokenizerRegistry>(tokenizer_limits);
   server->metrics_ = std::make_unique<ServiceMetrics>(CurrentBuildInfo());
 
   for (const TokenizerSource& source : options.preload) {
@@ -73,25 +75,32 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->compile_ =
       std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
                                        server->metrics_.get(), options.compile_limits);
+  server->releaser_ = std::make_unique<MemoryReleaser>(options.memory_release_interval);
   SessionEnv env;
+  env.releaser = server->releaser_.get();
   env.compiler = server->compile_.get();
   env.store = server->store_.get();
   env.pool = server->step_pool_.get();
   env.metrics = server->metrics_.get();
   env.limits = options.session_limits;
+  env.limits.max_response_bytes = static_cast<size_t>(options.max_message_bytes);
   server->session_ = std::make_unique<SessionRegistry>(env, options.session_idle_timeout);
-  server->service_ =
-      std::make_unique<MaskdService>(server->tokenizers_.get(), server->metrics_.get(),
-                                     server->compile_.get(), server->session_.get());
+  server->auth_ = options.security.auth;
+  server->service_ = std::make_unique<MaskdService>(
+      server->tokenizers_.get(), server->metrics_.get(), server->compile_.get(),
+      server->session_.get(), server->auth_.get(), options.security.allow_register_tokenizer);
 
   // maskd serves health itself (health_service.h says why); reflection
   // must be enabled before the builder exists.
   server->health_ = std::make_unique<HealthService>(std::max(1, options.grpc_threads / 4));
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      GrpcServerCredentials(options.security.tls);
+  if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(options.listen, *credentials, &bound_port);
   builder.RegisterService(server->service_.get());
   builder.RegisterService(server->health_.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
@@ -104,26 +113,35 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     if (server->grpc_server_ != nullptr) server->grpc_server_->Shutdown();
     return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options.listen));
   }
-  server->grpc_address_ = ReplacePort(options.listen, bound_port);
+  // A Unix socket has no port to report (gRPC says 1 for it).
+  server->grpc_address_ = options.listen.starts_with("unix:")
+                              ? options.listen
+                              : ReplacePort(options.listen, bound_port);
   // Per-service status too, so probes may ask for "maskd.v1.Maskd" by name.
   server->health_->SetServingStatus(v1::Maskd::service_full_name(), true);
-  MASKD_LOG(INFO) << "grpc listening on " << server->grpc_address_;
+  MASKD_LOG(INFO) << "grpc listening on " << server->grpc_address_
+                  << (options.security.tls.mutual()    ? " (mutual TLS)"
+                      : options.security.tls.enabled() ? " (TLS)"
+                                                       : "")
+                  << (server->auth_->enabled()
+                          ? absl::StrCat(" (", server->auth_->token_count(), " bearer tokens)")
+                          : "");
 
   if (!options.metrics_listen.empty()) {
-    try {
-      server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen, 1);
-    } catch (const std::exception& error) {
+    absl::StatusOr<std::unique_ptr<MetricsEndpoint>> exposer =
+        StartMetricsEndpoint(options.metrics_listen, options.security.tls, options.metrics_threads,
+                             options.metrics_request_timeout);
+    if (!exposer.ok()) {
       server->Shutdown(absl::ZeroDuration());
-      return absl::UnavailableError(
-          absl::StrCat("cannot serve metrics on ", options.metrics_listen, ": ", error.what()));
+      return exposer.status();
     }
+    server->exposer_ = *std::move(exposer);
     server->process_collector_ = std::make_shared<ProcessCollector>();
     server->exposer_->RegisterCollectable(server->metrics_->registry());
     server->exposer_->RegisterCollectable(server->process_collector_);
-    const std::vector<int> ports = server->exposer_->GetListeningPorts();
-    server->metrics_address_ =
-        ReplacePort(options.metrics_listen, ports.empty() ? 0 : ports.front());
-    MASKD_LOG(INFO) << "metrics on http://" << server->metrics_address_ << "/metrics";
+    server->metrics_address_ = ReplacePort(options.metrics_listen, server->exposer_->port());
+    MASKD_LOG(INFO) << "metrics on " << (options.security.tls.enabled() ? "https" : "http") << "://"
+                    << server->metrics_address_ << "/metrics";
   }
   return server;
 }

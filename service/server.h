@@ -11,12 +11,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
-#include "prometheus/exposer.h"
 #include "service/compile_handler.h"
 #include "service/grammar_store.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
+#include "service/memory_release.h"
+#include "service/metrics_endpoint.h"
 #include "service/process_metrics.h"
+#include "service/security_options.h"
 #include "service/service_metrics.h"
 #include "service/session_registry.h"
 #include "service/session_stream.h"
@@ -27,7 +29,8 @@
 namespace maskd {
 
 struct ServerOptions {
-  // host:port for gRPC; port 0 picks a free port.
+  // host:port for gRPC (port 0 picks a free port), or unix:///PATH for a
+  // Unix socket (sidecar mode: the worker in the same pod connects to it).
   std::string listen = "127.0.0.1:50051";
   // host:port for GET /metrics; port 0 picks a free port; empty disables it.
   std::string metrics_listen = "127.0.0.1:9464";
@@ -46,6 +49,16 @@ struct ServerOptions {
   SessionLimits session_limits;
   // A stream with no request for this long is ended; zero: never.
   absl::Duration session_idle_timeout = absl::Minutes(10);
+  // /metrics: threads serving it, and how long one waits for a scraper's
+  // request (or for it to read the answer), so a half-sent request holds
+  // one thread for that long at most instead of blocking every scraper.
+  int metrics_threads = 4;
+  absl::Duration metrics_request_timeout = absl::Seconds(5);
+  // How often freed memory may be returned to the OS (malloc_trim after a
+  // stream ends); zero: never.
+  absl::Duration memory_release_interval = absl::Seconds(1);
+  // TLS on both listeners, bearer tokens (security_options.h).
+  SecurityOptions security;
 };
 
 class Server {
@@ -57,7 +70,8 @@ class Server {
 
   ~Server();
 
-  // Where the server actually listens, with the bound port ("127.0.0.1:41234").
+  // Where the server actually listens, with the bound port ("127.0.0.1:41234"),
+  // or the unix:///PATH it was given.
   const std::string& grpc_address() const { return grpc_address_; }
   // Empty when metrics are disabled.
   const std::string& metrics_address() const { return metrics_address_; }
@@ -79,12 +93,14 @@ class Server {
   std::shared_ptr<ProcessCollector> process_collector_;
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
+  std::unique_ptr<MemoryReleaser> releaser_;
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionRegistry> session_;
+  std::shared_ptr<const TokenAuthenticator> auth_;
   std::unique_ptr<MaskdService> service_;
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsEndpoint> exposer_;
   std::string grpc_address_;
   std::string metrics_address_;
   bool shut_down_ = false;

@@ -34,6 +34,12 @@ ServiceMetrics::ServiceMetrics(const BuildInfo& build_info)
                     .Name("maskd_rpc_requests_total")
                     .Help("Finished maskd RPCs by method and gRPC status code.")
                     .Register(*registry_);
+  tenant_calls_ = &prometheus::BuildCounter()
+                       .Name("maskd_tenant_calls_total")
+                       .Help(
+                           "Maskd calls by tenant (bearer token), method and gRPC code; "
+                           "Session streams counted when opened.")
+                       .Register(*registry_);
   rpc_seconds_ = &prometheus::BuildHistogram()
                       .Name("maskd_rpc_duration_seconds")
                       .Help("Latency of unary maskd RPCs and lifetime of streams.")
@@ -139,6 +145,9 @@ void ServiceMetrics::RecordCompile(const char* kind, const absl::Status& outcome
     case absl::StatusCode::kUnimplemented:
       label = "unimplemented";
       break;
+    case absl::StatusCode::kCancelled:
+      label = "cancelled";  // every caller left (grammar_store.h)
+      break;
     default:
       break;
   }
@@ -202,6 +211,12 @@ void CacheMetricsObserver::OnOversized(size_t /*bytes*/) { RefreshSize(); }
 void CacheMetricsObserver::OnComputeDone(absl::Duration /*elapsed*/,
                                          const absl::Status& /*status*/) {
   RefreshSize();
+}
+
+void ServiceMetrics::CountTenantCall(const std::string& tenant, const std::string& method,
+                                     grpc::StatusCode code) {
+  tenant_calls_->Add({{"tenant", tenant}, {"method", method}, {"code", GrpcCodeName(code)}})
+      .Increment();
 }
 
 void ServiceMetrics::RecordRpc(const std::string& method, grpc::StatusCode code, double seconds) {

@@ -35,6 +35,11 @@ class ServiceMetrics {
 
   // Counts one finished RPC by method and gRPC code and records its latency.
   void RecordRpc(const std::string& method, grpc::StatusCode code, double seconds);
+  // Who made the call: one per unary RPC with its final code, one per
+  // Session stream when it is opened (code OK, or UNAUTHENTICATED). `tenant`
+  // is the token's tenant ("default" without tokens), "-" when the caller
+  // could not be authenticated (no tenant name starts with '-').
+  void CountTenantCall(const std::string& tenant, const std::string& method, grpc::StatusCode code);
   void SetTokenizerCount(size_t count);
   prometheus::Gauge& active_streams() { return *active_streams_; }
 
@@ -66,6 +71,7 @@ class ServiceMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* rpc_total_;
   prometheus::Family<prometheus::Histogram>* rpc_seconds_;
+  prometheus::Family<prometheus::Counter>* tenant_calls_;
   prometheus::Gauge* tokenizers_;
   prometheus::Gauge* active_streams_;
   prometheus::Family<prometheus::Histogram>* compile_seconds_;

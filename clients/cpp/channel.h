@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -30,9 +31,27 @@ struct ChannelOptions {
   // every address of an `ipv4:a,b,c` list or a headless DNS name (and to go
   // on with the others when one dies); empty: gRPC's default (pick_first).
   std::string load_balancing_policy;
+
+  // TLS: set tls_ca_file (PEM bundle that signed the server's certificate)
+  // to connect over TLS; empty: plaintext. For mutual TLS also give this
+  // client's certificate chain and key. tls_server_name overrides the name
+  // checked against the server certificate (default: the target's host).
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_server_name;
+  // Sent as `authorization: Bearer TOKEN` on every call (health included)
+  // when the server has an --auth_token_file; empty: none.
+  std::string bearer_token;
 };
 
-// Insecure (plaintext) channel: maskd serves inside a cluster or on loopback.
+// A channel to maskd: plaintext, or TLS/mutual TLS per the options, with the
+// bearer token attached to every call. Fails only when a TLS file cannot be
+// read (NOT_FOUND naming it) or cert and key are not given together.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannelOrError(const ChannelOptions& options);
+
+// CreateChannelOrError for callers whose options cannot fail (no TLS
+// files); aborts with the message otherwise.
 std::shared_ptr<grpc::Channel> CreateChannel(const ChannelOptions& options);
 
 // A context whose deadline is `timeout` from now (none when infinite).

@@ -54,6 +54,16 @@ absl::StatusOr<std::vector<v1::TokenizerInfo>> MaskdClient::ListTokenizers() con
   return std::vector<v1::TokenizerInfo>(response.tokenizers().begin(), response.tokenizers().end());
 }
 
+absl::StatusOr<bool> MaskdClient::UnregisterTokenizer(const std::string& tokenizer_id) const {
+  v1::UnregisterTokenizerRequest request;
+  request.set_tokenizer_id(tokenizer_id);
+  v1::UnregisterTokenizerResponse response;
+  const grpc::Status status =
+      stub_->UnregisterTokenizer(ContextWithTimeout(rpc_deadline_).get(), request, &response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.removed();
+}
+
 absl::StatusOr<v1::TokenizerInfo> MaskdClient::FindTokenizer(std::string_view name_or_id) const {
   absl::StatusOr<std::vector<v1::TokenizerInfo>> all = ListTokenizers();
   if (!all.ok()) return all.status();

@@ -45,6 +45,9 @@ class MaskdClient {
   // Looks up a tokenizer preloaded on the server by name.
   absl::StatusOr<v1::TokenizerInfo> RegisterPreloaded(std::string name) const;
   absl::StatusOr<std::vector<v1::TokenizerInfo>> ListTokenizers() const;
+  // Drops this caller's (tenant's) registration; true when the tokenizer
+  // left the server (maskd.proto).
+  absl::StatusOr<bool> UnregisterTokenizer(const std::string& tokenizer_id) const;
   // The tokenizer whose name or id is `name_or_id`; NotFound naming the ones
   // the server has otherwise.
   absl::StatusOr<v1::TokenizerInfo> FindTokenizer(std::string_view name_or_id) const;

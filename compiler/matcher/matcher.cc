@@ -266,6 +266,15 @@ absl::Status PrepareTokenizer(std::shared_ptr<const Tokenizer> tokenizer) {
   return VocabIndex::For(std::move(tokenizer)).status();
 }
 
+absl::StatusOr<std::shared_ptr<const void>> PrepareTokenizerIndex(
+    std::shared_ptr<const Tokenizer> tokenizer) {
+  absl::StatusOr<std::shared_ptr<const VocabIndex>> index = VocabIndex::For(std::move(tokenizer));
+  if (!index.ok()) return index.status();
+  return std::shared_ptr<const void>(*std::move(index));
+}
+
+void ReleaseTokenizerIndex(const std::string& id) { VocabIndex::Release(id); }
+
 std::unique_ptr<Matcher> Matcher::Create(std::shared_ptr<const CompiledGrammar> grammar,
                                          const MatcherOptions& options) {
   auto impl = std::static_pointer_cast<const CompiledGrammarImpl>(std::move(grammar));

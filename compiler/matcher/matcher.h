@@ -32,6 +32,9 @@ struct CompileStats {
   uint32_t rules = 0;
   // JSON Schema keywords skipped in permissive mode, as "keyword at /pointer".
   std::vector<std::string> ignored_keywords;
+  // What a front end accepted but flags (a grammar rule the start rule
+  // cannot reach), e.g. "rule 'x' (line 3:1) is unreachable from 'root'".
+  std::vector<std::string> warnings;
 };
 
 class CompiledGrammar {
@@ -41,6 +44,9 @@ class CompiledGrammar {
   virtual const Tokenizer& tokenizer() const = 0;
   // Current memory use, growing as lazily built automata fill in.
   virtual size_t SizeBytes() const = 0;
+  // Lexer automaton states built so far: the start state at compile time,
+  // more as masks are computed (the lexer DFA is built lazily).
+  virtual size_t LexerStates() const = 0;
   // OK, or why a lazily built automaton hit a limit after Compile returned
   // (the lexer DFA's state or memory budget, AutomataLimits::memory_limit_bytes).
   // Growth stops there; masks computed since may lack tokens (never hold extra
@@ -53,6 +59,19 @@ class CompiledGrammar {
 // that no Compile pays it; Compile does it on demand otherwise. Call it where
 // a tokenizer is loaded. InvalidArgument when the vocabulary cannot be indexed.
 absl::Status PrepareTokenizer(std::shared_ptr<const Tokenizer> tokenizer);
+
+// PrepareTokenizer, and a handle sharing ownership of the tokenizer's index:
+// its use_count() is 2 (the process-wide cache and this handle) while no
+// compiled grammar uses the tokenizer, more while some do. The service's
+// tokenizer registry uses it to evict only unused tokenizers.
+absl::StatusOr<std::shared_ptr<const void>> PrepareTokenizerIndex(
+    std::shared_ptr<const Tokenizer> tokenizer);
+
+// Drops the process-wide cache's reference to the index of tokenizer `id`
+// (a tokenizer unregistered from the service): the index and its mask store
+// are freed once the last grammar using them goes. A later compile for the
+// same tokenizer builds it again.
+void ReleaseTokenizerIndex(const std::string& id);
 
 struct JumpForward {
   std::string bytes;            // the only bytes that can come next (may be empty)

@@ -8,13 +8,36 @@
 
 namespace maskd {
 
+namespace {
+
+// Kept for the life of the process (unless Release): a server has a handful
+// of tokenizers, and rebuilding the trie (tens of ms for 128k tokens) on
+// every compile would dominate compile time.
+struct IndexCache {
+  std::mutex mu;
+  absl::flat_hash_map<std::string, std::shared_ptr<const VocabIndex>> by_id;  // guarded by mu
+};
+
+IndexCache& Cache() {
+  static auto* cache = new IndexCache();
+  return *cache;
+}
+
+}  // namespace
+
+void VocabIndex::Release(const std::string& id) {
+  std::shared_ptr<const VocabIndex> released;  // freed outside the lock
+  std::lock_guard<std::mutex> lock(Cache().mu);
+  if (auto it = Cache().by_id.find(id); it != Cache().by_id.end()) {
+    released = std::move(it->second);
+    Cache().by_id.erase(it);
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
     std::shared_ptr<const Tokenizer> tokenizer) {
-  // Kept for the life of the process: a server has a handful of tokenizers,
-  // and rebuilding the trie (tens of ms for 128k tokens) on every compile
-  // would dominate compile time.
-  static std::mutex mu;
-  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const VocabIndex>>();
+  std::mutex& mu = Cache().mu;
+  auto* cache = &Cache().by_id;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache->find(tokenizer->id()); it != cache->end()) return it->second;
   std::vector<TokenBytes> tokens;

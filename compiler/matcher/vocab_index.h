@@ -26,6 +26,8 @@ class VocabIndex {
   // same tokenizer id.
   static absl::StatusOr<std::shared_ptr<const VocabIndex>> For(
       std::shared_ptr<const Tokenizer> tokenizer);
+  // Forgets the cached index of tokenizer `id` (holders keep theirs).
+  static void Release(const std::string& id);
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::shared_ptr<const Tokenizer>& tokenizer_ptr() const { return tokenizer_; }

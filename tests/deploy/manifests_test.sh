@@ -15,7 +15,7 @@ command -v yamllint >/dev/null || fail "yamllint not found (scripts/setup.sh ins
 
 kubectl kustomize deploy/k8s >"$tmp/rendered.yaml" || fail "kubectl kustomize deploy/k8s"
 kinds="$(grep -E '^kind: ' "$tmp/rendered.yaml" | sort | tr '\n' ' ')"
-want="kind: ConfigMap kind: Deployment kind: HorizontalPodAutoscaler kind: PodDisruptionBudget kind: Service kind: Service kind: ServiceAccount "
+want="kind: ConfigMap kind: Deployment kind: HorizontalPodAutoscaler kind: NetworkPolicy kind: PodDisruptionBudget kind: Service kind: Service kind: Service kind: ServiceAccount "
 [[ "$kinds" == "$want" ]] || fail "rendered kinds: '$kinds', want '$want'"
 echo "ok: kubectl kustomize deploy/k8s renders $(grep -c '^kind: ' "$tmp/rendered.yaml") objects"
 

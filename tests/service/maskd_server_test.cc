@@ -34,6 +34,7 @@ using ::maskd::testing::TokenizerDir;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsSupersetOf;
+using ::testing::Not;
 
 constexpr auto kShutdownTimeout = std::chrono::seconds(10);
 
@@ -106,7 +107,7 @@ class MaskdServerTest : public ::testing::Test {
     llama3_dir_ = new std::string(RequireTokenizerDir("llama3"));
     absl::StatusOr<std::unique_ptr<MaskdProcess>> process =
         MaskdProcess::Start({"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                             "--tokenizer=llama3=" + *llama3_dir_});
+                             "--tokenizer=llama3=" + *llama3_dir_, "--allow_register_tokenizer"});
     ASSERT_TRUE(process.ok()) << process.status();
     process_ = process->release();
   }
@@ -232,6 +233,26 @@ TEST_F(MaskdServerTest, RegistersTokenizerFromBytes) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(again.tokenizer().tokenizer_id(), info.tokenizer_id());
   EXPECT_TRUE(again.already_registered());
+
+  // Unregistered: gone from the list; a second time NOT_FOUND; preloaded
+  // tokenizers cannot be unregistered.
+  v1::UnregisterTokenizerRequest unregister;
+  unregister.set_tokenizer_id(info.tokenizer_id());
+  v1::UnregisterTokenizerResponse unregistered;
+  status = stub_->UnregisterTokenizer(ContextWithDeadline().get(), unregister, &unregistered);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(unregistered.removed());
+  listed.Clear();
+  status = stub_->ListTokenizers(ContextWithDeadline().get(), v1::ListTokenizersRequest(), &listed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ids.clear();
+  for (const v1::TokenizerInfo& each : listed.tokenizers()) ids.push_back(each.tokenizer_id());
+  EXPECT_THAT(ids, ::testing::Not(Contains(info.tokenizer_id())));
+  status = stub_->UnregisterTokenizer(ContextWithDeadline().get(), unregister, &unregistered);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  unregister.set_tokenizer_id(Llama3Id());
+  status = stub_->UnregisterTokenizer(ContextWithDeadline().get(), unregister, &unregistered);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
 }
 
 TEST_F(MaskdServerTest, RejectsBadTokenizerInput) {
@@ -359,6 +380,22 @@ TEST(MaskdStartupTest, MissingTokenizerFailsWithItsPath) {
   EXPECT_NE(*exit_code, 0);
   EXPECT_THAT(log, HasSubstr("/nonexistent/ghost/tokenizer.json"));
   EXPECT_THAT(log, HasSubstr("maskd: error: "));
+}
+
+TEST(MaskdStartupTest, HelpListsEveryFlagAndExitsZero) {
+  std::string log;
+  absl::StatusOr<int> exit_code =
+      MaskdProcess::RunToExit({"--help"}, &log, std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.ok()) << exit_code.status();
+  EXPECT_EQ(*exit_code, 0) << log;
+  EXPECT_THAT(log, Not(HasSubstr("No flags matched")));
+  for (const char* flag :
+       {"--listen", "--metrics_listen", "--tokenizer", "--threads", "--compile_threads",
+        "--cache_bytes", "--compile_time_limit", "--max_spec_bytes", "--session_idle_timeout",
+        "--shutdown_grace", "--tls_cert"}) {
+    EXPECT_THAT(log, HasSubstr(std::string(flag) + " (")) << log;
+  }
+  EXPECT_THAT(log, HasSubstr("default: 127.0.0.1:50051"));
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "service/tokenizer_registry.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,9 +104,14 @@ TEST(TokenizerRegistryTest, SizeAndCountLimitsAreResourceExhausted) {
 
   ASSERT_TRUE(registry.Register("vocab=5", "", "", {}).ok());
   ASSERT_TRUE(registry.Register("vocab=6", "", "", {}).ok());
-  EXPECT_TRUE(absl::IsResourceExhausted(registry.Register("vocab=7", "", "", {}).status()));
-  // Re-registering known content still works when full.
+  // Re-registering known content works when full.
   EXPECT_TRUE(registry.Register("vocab=6", "", "", {}).ok());
+  // New content makes room by evicting the least recently used unused one
+  // (TokenizerRegistryTenantTest has the in-use case: RESOURCE_EXHAUSTED).
+  absl::StatusOr<RegisterOutcome> third = registry.Register("vocab=7", "", "", {});
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->evicted_ids.size(), 1u);
+  EXPECT_EQ(registry.size(), 2u);
 }
 
 TEST(TokenizerRegistryTest, ListIsSortedByNameThenId) {
@@ -142,6 +150,146 @@ TEST(TokenizerRegistryTest, ConcurrentRegistrationsOfOneContentYieldOneEntry) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(fresh.load(), 1);
   EXPECT_EQ(registry.size(), 1u);
+}
+
+// Tenants (issue 13 §2): private names, preloaded names untouchable, quotas,
+// unregistering, and eviction of the least recently used unused tokenizer.
+
+// A preloaded tokenizer "qwen3" (vocab=12) in a registry with `limits`.
+std::unique_ptr<TokenizerRegistry> RegistryWithPreloadedQwen3(
+    TokenizerRegistryLimits limits = {}, TokenizerIndexer indexer = EngineTokenizerIndexer()) {
+  const std::string dir = ::testing::TempDir() + "/maskd_registry_tenants";
+  EXPECT_EQ(std::system(
+                ("mkdir -p " + dir + " && printf 'vocab=12' > " + dir + "/tokenizer.json").c_str()),
+            0);
+  auto registry =
+      std::make_unique<TokenizerRegistry>(limits, &testing::LoadStubTokenizer, std::move(indexer));
+  EXPECT_TRUE(registry->Preload("qwen3", dir).ok());
+  return registry;
+}
+
+TEST(TokenizerRegistryTenantTest, PreloadedNamesCannotBeRebound) {
+  std::unique_ptr<TokenizerRegistry> owned = RegistryWithPreloadedQwen3();
+  TokenizerRegistry& registry = *owned;
+  const std::string preloaded_id = registry.FindByName("qwen3", "a")->tokenizer->id();
+  // The attack of issue 13: other content under the preloaded name.
+  absl::Status status = registry.Register("vocab=13", "", "qwen3", {}, "a").status();
+  EXPECT_TRUE(absl::IsAlreadyExists(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("preloaded"));
+  for (const char* tenant : {"a", "b"}) {
+    EXPECT_EQ(registry.FindByName("qwen3", tenant)->tokenizer->id(), preloaded_id);
+  }
+  // The same content under its own name is fine (idempotent).
+  absl::StatusOr<RegisterOutcome> same = registry.Register("vocab=12", "", "qwen3", {}, "a");
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->already_registered);
+}
+
+TEST(TokenizerRegistryTenantTest, NamesArePrivateToTheirTenant) {
+  std::unique_ptr<TokenizerRegistry> owned = RegistryWithPreloadedQwen3();
+  TokenizerRegistry& registry = *owned;
+  absl::StatusOr<RegisterOutcome> a = registry.Register("vocab=13", "", "mine", {}, "a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(registry.FindByName("mine", "a")->tokenizer->id(), a->entry.tokenizer->id());
+  EXPECT_TRUE(absl::IsNotFound(registry.FindByName("mine", "b").status()));
+  // b's "mine" is b's own; a's is untouched.
+  absl::StatusOr<RegisterOutcome> b = registry.Register("vocab=14", "", "mine", {}, "b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(registry.FindByName("mine", "b")->tokenizer->id(), b->entry.tokenizer->id());
+  EXPECT_EQ(registry.FindByName("mine", "a")->tokenizer->id(), a->entry.tokenizer->id());
+  // Lists: the preloaded tokenizer and the tenant's own.
+  std::vector<size_t> a_vocabs, c_vocabs;
+  for (const RegisteredTokenizer& entry : registry.List("a")) {
+    a_vocabs.push_back(entry.tokenizer->vocab_size());
+  }
+  for (const RegisteredTokenizer& entry : registry.List("c")) {
+    c_vocabs.push_back(entry.tokenizer->vocab_size());
+  }
+  EXPECT_THAT(a_vocabs, ::testing::UnorderedElementsAre(12u, 13u));
+  EXPECT_THAT(c_vocabs, ElementsAre(12u));
+  // A tenant cannot rebind its own name to other content either.
+  EXPECT_TRUE(absl::IsAlreadyExists(registry.Register("vocab=15", "", "mine", {}, "a").status()));
+}
+
+TEST(TokenizerRegistryTenantTest, PerTenantQuotaIsResourceExhausted) {
+  std::unique_ptr<TokenizerRegistry> owned =
+      RegistryWithPreloadedQwen3({.max_tokenizers = 32, .max_tokenizers_per_tenant = 2});
+  TokenizerRegistry& registry = *owned;
+  ASSERT_TRUE(registry.Register("vocab=20", "", "", {}, "a").ok());
+  ASSERT_TRUE(registry.Register("vocab=21", "", "", {}, "a").ok());
+  absl::Status over = registry.Register("vocab=22", "", "", {}, "a").status();
+  EXPECT_TRUE(absl::IsResourceExhausted(over)) << over;
+  EXPECT_THAT(over.message(), HasSubstr("--max_tokenizers_per_tenant"));
+  // Content someone else holds counts too; preloaded content and content
+  // the tenant already holds do not.
+  ASSERT_TRUE(registry.Register("vocab=22", "", "", {}, "b").ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(registry.Register("vocab=22", "", "", {}, "a").status()));
+  EXPECT_TRUE(registry.Register("vocab=12", "", "", {}, "a").ok());
+  EXPECT_TRUE(registry.Register("vocab=21", "", "", {}, "a").ok());
+}
+
+TEST(TokenizerRegistryTenantTest, UnregisterDropsTheTenantsHold) {
+  std::unique_ptr<TokenizerRegistry> owned = RegistryWithPreloadedQwen3();
+  TokenizerRegistry& registry = *owned;
+  absl::StatusOr<RegisterOutcome> a = registry.Register("vocab=30", "", "shared", {}, "a");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(registry.Register("vocab=30", "", "", {}, "b").ok());
+  const std::string id = a->entry.tokenizer->id();
+  EXPECT_TRUE(absl::IsNotFound(registry.Unregister(id, "c").status()));
+  absl::StatusOr<bool> first = registry.Unregister(id, "a");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(*first);  // b still holds it
+  EXPECT_TRUE(registry.FindById(id).ok());
+  EXPECT_TRUE(absl::IsNotFound(registry.FindByName("shared", "a").status()));
+  EXPECT_TRUE(absl::IsNotFound(registry.Unregister(id, "a").status()));
+  EXPECT_TRUE(*registry.Unregister(id, "b"));
+  EXPECT_TRUE(absl::IsNotFound(registry.FindById(id).status()));
+
+  const std::string preloaded = registry.FindByName("qwen3")->tokenizer->id();
+  EXPECT_TRUE(absl::IsFailedPrecondition(registry.Unregister(preloaded, "a").status()));
+}
+
+TEST(TokenizerRegistryTenantTest, FullRegistryEvictsTheLeastRecentlyUsedUnusedTokenizer) {
+  // The fake indexer's handles stand for the engine's index: a copy held
+  // here is a grammar using the tokenizer.
+  auto handles = std::make_shared<std::map<std::string, std::shared_ptr<const void>>>();
+  auto released = std::make_shared<std::vector<std::string>>();
+  TokenizerIndexer indexer;
+  indexer.prepare = [handles](std::shared_ptr<const Tokenizer> tokenizer)
+      -> absl::StatusOr<std::shared_ptr<const void>> {
+    auto handle = std::make_shared<int>(0);
+    (*handles)[tokenizer->id()] = handle;
+    return std::shared_ptr<const void>(handle);
+  };
+  indexer.release = [released](const std::string& id) { released->push_back(id); };
+  indexer.idle_use_count = 2;  // the registry's handle and the copy in `handles`
+  std::unique_ptr<TokenizerRegistry> owned =
+      RegistryWithPreloadedQwen3({.max_tokenizers = 3, .max_tokenizers_per_tenant = 8}, indexer);
+  TokenizerRegistry& registry = *owned;
+
+  const std::string in_use = registry.Register("vocab=40", "", "", {}, "a")->entry.tokenizer->id();
+  const std::string older = registry.Register("vocab=41", "", "", {}, "a")->entry.tokenizer->id();
+  std::shared_ptr<const void> grammar = handles->at(in_use);  // in use from now on
+  ASSERT_TRUE(registry.FindById(older).ok());                 // used after in_use
+
+  // Full (qwen3 + 2): the in-use one stays although it was used longest ago.
+  absl::StatusOr<RegisterOutcome> third = registry.Register("vocab=42", "", "", {}, "b");
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_THAT(third->evicted_ids, ElementsAre(older));
+  EXPECT_THAT(*released, ElementsAre(older));
+  EXPECT_TRUE(absl::IsNotFound(registry.FindById(older).status()));
+  EXPECT_TRUE(registry.FindById(in_use).ok());
+  EXPECT_EQ(registry.size(), 3u);
+
+  // With every registered tokenizer in use, nothing can be evicted.
+  std::shared_ptr<const void> grammar2 = handles->at(third->entry.tokenizer->id());
+  absl::Status full = registry.Register("vocab=43", "", "", {}, "b").status();
+  EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
+  EXPECT_THAT(full.message(), HasSubstr("in use"));
+  // Once the grammar goes, the tokenizer may be evicted.
+  grammar.reset();
+  EXPECT_TRUE(registry.Register("vocab=43", "", "", {}, "b").ok());
+  EXPECT_TRUE(absl::IsNotFound(registry.FindById(in_use).status()));
 }
 
 }  // namespace

@@ -42,9 +42,10 @@ class MaskdServer:
         for line in self._process.stderr:
             self._log.append(line)
             if metrics_marker in line and self.metrics_url is None:
-                self.metrics_url = line.split(metrics_marker, 1)[1].strip()
+                self.metrics_url = line.split(metrics_marker, 1)[1].split()[0]
             if marker in line and self.address is None:
-                self.address = line.split(marker, 1)[1].strip()
+                # "127.0.0.1:PORT (mutual TLS) ..." -> the address alone.
+                self.address = line.split(marker, 1)[1].split()[0]
                 self._ready.set()
 
     def log(self):

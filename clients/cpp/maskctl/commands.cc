@@ -11,7 +11,8 @@ const std::vector<Command>& AllCommands() {
        "The kind comes from --kind or the extension: .json json_schema, .regex/.re regex,\n"
        ".gbnf/.lark/.ebnf grammars, .txt choices (one per line); --kind=builtin_json takes no\n"
        "file.",
-       {"server", "deadline", "tokenizer", "kind", "start_rule", "whitespace"},
+       {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+        "tokenizer", "kind", "start_rule", "whitespace"},
        RunCompile},
       {"check",
        "check HANDLE TEXT",
@@ -19,7 +20,8 @@ const std::vector<Command>& AllCommands() {
        "no tokenize RPC; the copy's content hash must equal the server's id), runs it\n"
        "through a session on HANDLE and says whether it matches; if not, the byte offset\n"
        "and token index where it leaves the grammar.",
-       {"server", "deadline", "tokenizer", "tokenizer_dir"},
+       {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+        "tokenizer", "tokenizer_dir"},
        RunCheck},
       {"generate",
        "generate [SPEC_FILE] --random [--seed N] [--max_tokens N]",
@@ -27,18 +29,20 @@ const std::vector<Command>& AllCommands() {
        "uniformly among the allowed tokens, taking jump-forward tokens when the grammar\n"
        "forces them, until EOS, MUST_STOP or --max_tokens. Prints the output on stdout and a\n"
        "summary on stderr. The same seed gives the same output.",
-       {"server", "deadline", "tokenizer", "tokenizer_dir", "kind", "start_rule", "whitespace",
-        "random", "seed", "max_tokens"},
+       {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+        "tokenizer", "tokenizer_dir", "kind", "start_rule", "whitespace", "random", "seed",
+        "max_tokens"},
        RunGenerate},
       {"health",
        "health [--service NAME]",
        "Standard gRPC health check; prints SERVING, NOT_SERVING, ...",
-       {"server", "deadline", "service"},
+       {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+        "service"},
        RunHealth},
       {"tokenizers",
        "tokenizers",
        "Lists the server's tokenizers.",
-       {"server", "deadline"},
+       {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file"},
        RunTokenizers},
   };
   return *commands;

@@ -1,5 +1,7 @@
 #include "clients/cpp/maskctl/common.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "absl/flags/flag.h"
@@ -7,6 +9,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "clients/cpp/channel.h"
 #include "clients/cpp/maskctl/exit_codes.h"
 #include "clients/cpp/maskctl/flags.h"
 #include "clients/cpp/status.h"
@@ -17,7 +21,23 @@ std::unique_ptr<client::MaskdClient> ClientFromFlags() {
   client::ChannelOptions options;
   options.target = absl::GetFlag(FLAGS_server);
   options.rpc_deadline = absl::GetFlag(FLAGS_deadline);
-  return std::make_unique<client::MaskdClient>(options);
+  options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
+  if (const std::string token_file = absl::GetFlag(FLAGS_token_file); !token_file.empty()) {
+    std::ifstream in(token_file);
+    std::getline(in, options.bearer_token);
+    options.bearer_token = std::string(absl::StripAsciiWhitespace(options.bearer_token));
+    if (!in || options.bearer_token.empty()) {
+      std::exit(Fail(
+          "connect", kExitUsage,
+          absl::StrCat("--token_file ", token_file, ": cannot read a token from its first line")));
+    }
+  }
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = client::CreateChannelOrError(options);
+  if (!channel.ok()) std::exit(Fail("connect", kExitUsage, channel.status().message()));
+  return std::make_unique<client::MaskdClient>(*std::move(channel), options.rpc_deadline);
 }
 
 int Fail(std::string_view command, int exit_code, absl::string_view message) {

@@ -48,6 +48,7 @@ int RunCompile(const Args& args) {
   if (stats.ignored_keywords_size() > 0) {
     std::cout << "ignored_keywords: " << absl::StrJoin(stats.ignored_keywords(), ", ") << "\n";
   }
+  for (const std::string& warning : stats.warnings()) std::cout << "warning: " << warning << "\n";
   return kExitOk;
 }
 

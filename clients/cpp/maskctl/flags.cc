@@ -31,6 +31,16 @@ ABSL_FLAG(bool, random, false,
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed (same seed, same output).");
 ABSL_FLAG(int32_t, max_tokens, 256, "generate: most tokens to produce, forced ones included.");
 ABSL_FLAG(std::string, service, "", "health: service to check; empty: the whole server.");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA bundle that signed the server's certificate: connect over TLS. Empty: "
+          "plaintext.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS (with --tls_key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name to check the server certificate against; empty: the host in --server.");
+ABSL_FLAG(std::string, token_file, "",
+          "File whose first line is the bearer token sent with every call (servers with "
+          "--auth_token_file); a file, not a flag value, so the token stays out of ps.");
 
 namespace maskd::maskctl {
 namespace {

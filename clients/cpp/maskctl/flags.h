@@ -23,6 +23,11 @@ ABSL_DECLARE_FLAG(bool, random);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, max_tokens);
 ABSL_DECLARE_FLAG(std::string, service);
+ABSL_DECLARE_FLAG(std::string, tls_ca);
+ABSL_DECLARE_FLAG(std::string, tls_cert);
+ABSL_DECLARE_FLAG(std::string, tls_key);
+ABSL_DECLARE_FLAG(std::string, tls_server_name);
+ABSL_DECLARE_FLAG(std::string, token_file);
 
 namespace maskd::maskctl {
 

@@ -10,6 +10,7 @@ from .client import (DEFAULT_MAX_MESSAGE_BYTES, channel_options, compiled_or_rai
                      read_tokenizer_dir, register_request)
 from .errors import MaskdError, ProtocolError, from_rpc_error
 from .results import StepResult
+from .security import channel_security, token_metadata, with_metadata
 from .server_types import CompiledGrammar, TokenizerInfo
 from .session import (DEFAULT_MASK_DICTIONARY_SLOTS, Advance, AdvanceArg, DictionaryState,
                       GrammarRef, Open, RequestBuilder, parse_response)
@@ -118,8 +119,14 @@ class AsyncMaskClient:
 
     def __init__(self, target: str, *, credentials: Optional[grpc.ChannelCredentials] = None,
                  timeout: Optional[float] = 30.0,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES):
-        options = channel_options(max_message_bytes)
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, tls_ca: Optional[str] = None,
+                 tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
+                 tls_server_name: Optional[str] = None, token: Optional[str] = None):
+        """The TLS and token arguments are MaskClient's."""
+        credentials, security_options = channel_security(credentials, tls_ca, tls_cert, tls_key,
+                                                         tls_server_name)
+        options = channel_options(max_message_bytes) + security_options
+        self._auth = token_metadata(token)
         self._channel = (grpc.aio.secure_channel(target, credentials, options)
                          if credentials else grpc.aio.insecure_channel(target, options))
         self._stub = maskd_pb2_grpc.MaskdStub(self._channel)
@@ -127,7 +134,8 @@ class AsyncMaskClient:
 
     async def _call(self, method, request, timeout):
         try:
-            return await method(request, timeout=self._timeout if timeout is None else timeout)
+            return await method(request, timeout=self._timeout if timeout is None else timeout,
+                                metadata=with_metadata(self._auth, None))
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
@@ -140,6 +148,15 @@ class AsyncMaskClient:
                                    eos_token_ids)
         response = await self._call(self._stub.RegisterTokenizer, request, timeout)
         return TokenizerInfo.from_proto(response.tokenizer, response.already_registered)
+
+    async def unregister_tokenizer(self, tokenizer_id: str, *,
+                             timeout: Optional[float] = None) -> bool:
+        """Drops this caller's (tenant's) registration of a tokenizer and the names it
+        gave it; True when the tokenizer left the server (no tenant holds it any more)."""
+        response = await self._call(self._stub.UnregisterTokenizer,
+                                tokenizer_pb2.UnregisterTokenizerRequest(tokenizer_id=tokenizer_id),
+                                timeout)
+        return response.removed
 
     async def register_tokenizer_dir(self, directory: str, *, name: str = "",
                                      eos_token_ids: Sequence[int] = (),
@@ -164,7 +181,7 @@ class AsyncMaskClient:
                 timeout: Optional[float] = None, metadata=None,
                 mask_dictionary_slots: int = DEFAULT_MASK_DICTIONARY_SLOTS) -> AsyncSession:
         return AsyncSession(self._stub, tokenizer_id=tokenizer_id, mask_encoding=mask_encoding,
-                            timeout=timeout, metadata=metadata,
+                            timeout=timeout, metadata=with_metadata(self._auth, metadata),
                             mask_dictionary_slots=mask_dictionary_slots)
 
     async def close(self) -> None:

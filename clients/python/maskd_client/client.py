@@ -7,6 +7,7 @@ import grpc
 from ._proto import maskd_pb2_grpc, tokenizer_pb2
 from .errors import (CompileError, ProtocolError, from_rpc_error, location_from_proto,
                      status_code)
+from .security import channel_security, token_metadata, with_metadata
 from .server_types import CompiledGrammar, TokenizerInfo
 from .failover import FailoverOptions
 from .session import DEFAULT_MASK_DICTIONARY_SLOTS, Session
@@ -65,20 +66,29 @@ class MaskClient:
 
     def __init__(self, target: str, *, credentials: Optional[grpc.ChannelCredentials] = None,
                  timeout: Optional[float] = 30.0, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 channel: Optional[grpc.Channel] = None,
+                 channel: Optional[grpc.Channel] = None, tls_ca: Optional[str] = None,
+                 tls_cert: Optional[str] = None, tls_key: Optional[str] = None,
+                 tls_server_name: Optional[str] = None, token: Optional[str] = None,
                  load_balancing_policy: Optional[str] = None):
         """timeout: default deadline in seconds of the unary calls (None: none).
 
+        tls_ca: PEM file of the CA that signed the server's certificate (TLS); with
+        tls_cert and tls_key, this client's certificate (mutual TLS). tls_server_name:
+        the name to check the certificate against (default: the target's host).
+        token: bearer token sent with every call (servers with --auth_token_file).
         load_balancing_policy: e.g. "round_robin" to spread streams over every
         address of an `ipv4:a,b,c` list or a headless DNS name (and go on with
         the others when one dies); None: gRPC's default (pick_first).
         """
         if channel is None:
-            options = channel_options(max_message_bytes)
+            credentials, security_options = channel_security(credentials, tls_ca, tls_cert,
+                                                             tls_key, tls_server_name)
+            options = channel_options(max_message_bytes) + security_options
             if load_balancing_policy:
                 options.append(("grpc.lb_policy_name", load_balancing_policy))
             channel = (grpc.secure_channel(target, credentials, options) if credentials else
                        grpc.insecure_channel(target, options))
+        self._auth = token_metadata(token)
         self._channel = channel
         self._stub = maskd_pb2_grpc.MaskdStub(channel)
         self._timeout = timeout
@@ -88,7 +98,8 @@ class MaskClient:
 
     def _call(self, method, request, timeout):
         try:
-            return method(request, timeout=self._timeout if timeout is None else timeout)
+            return method(request, timeout=self._timeout if timeout is None else timeout,
+                          metadata=with_metadata(self._auth, None))
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
@@ -102,6 +113,15 @@ class MaskClient:
                                    eos_token_ids)
         response = self._call(self._stub.RegisterTokenizer, request, timeout)
         return TokenizerInfo.from_proto(response.tokenizer, response.already_registered)
+
+    def unregister_tokenizer(self, tokenizer_id: str, *,
+                             timeout: Optional[float] = None) -> bool:
+        """Drops this caller's (tenant's) registration of a tokenizer and the names it
+        gave it; True when the tokenizer left the server (no tenant holds it any more)."""
+        response = self._call(self._stub.UnregisterTokenizer,
+                                tokenizer_pb2.UnregisterTokenizerRequest(tokenizer_id=tokenizer_id),
+                                timeout)
+        return response.removed
 
     def register_tokenizer_dir(self, directory: str, *, name: str = "",
                                eos_token_ids: Sequence[int] = (),
@@ -137,7 +157,7 @@ class MaskClient:
         """
         try:
             return Session(self._stub, tokenizer_id=tokenizer_id, mask_encoding=mask_encoding,
-                           timeout=timeout, metadata=metadata,
+                           timeout=timeout, metadata=with_metadata(self._auth, metadata),
                            mask_dictionary_slots=mask_dictionary_slots, failover=failover,
                            spec_book=self._spec_book)
         except grpc.RpcError as e:

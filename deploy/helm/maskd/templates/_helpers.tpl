@@ -83,3 +83,34 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "maskd.flagEnv" -}}
 {{- printf "MASKD_FLAG_%s" (upper .) }}
 {{- end }}
+
+{{/*
+The probe command when kubelet's gRPC probe cannot be used (TLS, Unix socket), as a
+JSON list; empty when it can.
+*/}}
+{{- define "maskd.probeExec" -}}
+{{- $tls := .Values.security.tls.secretName -}}
+{{- if or $tls .Values.maskd.unixSocket -}}
+{{- $args := list "/usr/local/bin/maskctl" "health" "--deadline=2s" -}}
+{{- if .Values.maskd.unixSocket -}}
+{{- $args = append $args (printf "--server=unix://%s" .Values.maskd.unixSocket) -}}
+{{- else -}}
+{{- $args = append $args (printf "--server=127.0.0.1:%v" .Values.maskd.grpcPort) -}}
+{{- end -}}
+{{- if $tls -}}
+{{- $name := .Values.security.tls.probeServerName | default (printf "%s.%s.svc" (include "maskd.fullname" .) .Release.Namespace) -}}
+{{- $args = concat $args (list "--tls_ca=/etc/maskd/tls/ca.crt" (printf "--tls_server_name=%s" $name)) -}}
+{{- if .Values.security.tls.mutual -}}
+{{- $args = concat $args (list "--tls_cert=/etc/maskd/tls/tls.crt" "--tls_key=/etc/maskd/tls/tls.key") -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $args -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+Name of the metrics Service (ClusterIP only, whatever service.type is).
+*/}}
+{{- define "maskd.metricsName" -}}
+{{- printf "%s-metrics" (include "maskd.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}

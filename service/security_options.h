@@ -1,0 +1,27 @@
+// Who may talk to maskd and over what: TLS on both listeners, the bearer
+// tokens that name tenants, and which tokenizers tenants may register.
+#ifndef MASKD_SERVICE_SECURITY_OPTIONS_H_
+#define MASKD_SERVICE_SECURITY_OPTIONS_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "service/tls_options.h"
+#include "service/token_auth.h"
+
+namespace maskd {
+
+struct SecurityOptions {
+  TlsOptions tls;
+  // Shared with the service; authentication is off when it holds no token.
+  std::shared_ptr<const TokenAuthenticator> auth = std::make_shared<TokenAuthenticator>();
+  // RegisterTokenizer with files (an upload) is PERMISSION_DENIED unless set;
+  // looking up a preloaded tokenizer by name always works.
+  bool allow_register_tokenizer = false;
+  // Most uploaded tokenizers one tenant holds at once.
+  size_t max_tokenizers_per_tenant = 4;
+};
+
+}  // namespace maskd
+
+#endif  // MASKD_SERVICE_SECURITY_OPTIONS_H_
