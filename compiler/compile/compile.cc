@@ -13,6 +13,7 @@
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/regex/ecma_regex.h"
+#include "compiler/structural_tag/structural_tag.h"
 
 namespace maskd {
 namespace {
@@ -28,14 +29,15 @@ absl::Status CheckDeadline(Clock::time_point deadline, const CompileOptions& opt
                                                   std::string(stage)));
 }
 
-absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
-                                       Clock::time_point deadline) {
+json_schema::ParseOptions SchemaParseOptions(const CompileOptions& options) {
   json_schema::ParseOptions parse;
   parse.strict_keywords = options.strict;
   parse.closed_objects = options.additional_properties_default_false;
-  absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, parse);
-  if (!schema.ok()) return schema.status();
-  if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
+  return parse;
+}
+
+json_schema::LowerOptions SchemaLowerOptions(const CompileOptions& options,
+                                             Clock::time_point deadline) {
   json_schema::LowerOptions lower;
   lower.deadline = deadline;
   switch (options.whitespace) {
@@ -50,7 +52,17 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
       break;
   }
   lower.max_whitespace_run = options.max_whitespace_run;
-  absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
+  return lower;
+}
+
+absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
+                                       Clock::time_point deadline) {
+  absl::StatusOr<json_schema::Schema> schema =
+      json_schema::ParseSchema(text, SchemaParseOptions(options));
+  if (!schema.ok()) return schema.status();
+  if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
+  absl::StatusOr<GrammarIr> ir =
+      json_schema::LowerSchema(*schema, SchemaLowerOptions(options, deadline));
   if (!ir.ok()) return ir.status();
   for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {
     ir->ignored_keywords.push_back(k.keyword + " at " + (k.pointer.empty() ? "/" : k.pointer));
@@ -76,6 +88,12 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       return JsonSchemaIr(spec.text, options, deadline);
     case SpecKind::kBuiltinJson:
       return JsonSchemaIr("true", options, deadline);
+    case SpecKind::kStructuralTag: {
+      StructuralTagOptions tag_options;
+      tag_options.parse = SchemaParseOptions(options);
+      tag_options.lower = SchemaLowerOptions(options, deadline);
+      return BuildStructuralTagGrammar(spec.text, tag_options);
+    }
     case SpecKind::kEbnf:
       return absl::UnimplementedError("EBNF/GBNF/Lark grammars are not supported yet");
   }

@@ -19,11 +19,12 @@
 namespace maskd {
 
 enum class SpecKind {
-  kJsonSchema,   // `text` is a JSON Schema document
-  kRegex,        // `text` is an ECMA-262 pattern, matched whole (anchored)
-  kEbnf,         // `text` is a grammar in `dialect`
-  kChoices,      // `choices` lists the allowed outputs literally
-  kBuiltinJson,  // any JSON value
+  kJsonSchema,     // `text` is a JSON Schema document
+  kRegex,          // `text` is an ECMA-262 pattern, matched whole (anchored)
+  kEbnf,           // `text` is a grammar in `dialect`
+  kChoices,        // `choices` lists the allowed outputs literally
+  kBuiltinJson,    // any JSON value
+  kStructuralTag,  // `text` is an XGrammar structural tag (structural_tag/structural_tag.h)
 };
 
 enum class EbnfDialect { kGbnf, kLark, kW3cEbnf };

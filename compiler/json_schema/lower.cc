@@ -45,8 +45,8 @@ bool Excluded(const SchemaNode& n, const JsonValue& v) {
 
 class Lowering {
  public:
-  Lowering(const Schema& schema, const LowerOptions& options)
-      : schema_(schema), options_(options), pool_(*ir_.pool), builder_(ir_.builder) {
+  Lowering(const Schema& schema, const LowerOptions& options, GrammarIr& ir)
+      : schema_(schema), options_(options), ir_(ir), pool_(*ir_.pool), builder_(ir_.builder) {
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -67,7 +67,9 @@ class Lowering {
     builder_.AddRule(nothing_, {Symbol::Nonterminal(nothing_)});
   }
 
-  absl::StatusOr<GrammarIr> Run() {
+  // Defines the schema's value (leading whitespace allowed) as a fresh
+  // nonterminal of ir_ and returns it.
+  absl::StatusOr<NonterminalId> Run() {
     const SchemaNode& root = schema_.node(schema_.root);
     if (root.types == 0) {
       absl::Status error = absl::InvalidArgumentError(
@@ -84,7 +86,6 @@ class Lowering {
       // the token before it.
       builder_.AddRule(start, {Symbol::Lexeme(builder_.AddLexeme("ws", leading_ws_)), value});
     }
-    builder_.SetStart(start);
     while (!pending_.empty()) {
       auto [id, nt] = pending_.front();
       pending_.pop_front();
@@ -95,7 +96,7 @@ class Lowering {
             "the schema needs more than ", options_.max_nonterminals, " grammar symbols"));
       }
     }
-    return std::move(ir_);
+    return start;
   }
 
  private:
@@ -668,7 +669,7 @@ class Lowering {
 
   const Schema& schema_;
   const LowerOptions& options_;
-  GrammarIr ir_;
+  GrammarIr& ir_;
   ExprSet& pool_;
   JsonQuoter quoter_{pool_};
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
@@ -682,8 +683,17 @@ class Lowering {
 
 }  // namespace
 
+absl::StatusOr<NonterminalId> LowerSchemaInto(const Schema& schema, const LowerOptions& options,
+                                              GrammarIr& ir) {
+  return Lowering(schema, options, ir).Run();
+}
+
 absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options) {
-  return Lowering(schema, options).Run();
+  GrammarIr ir;
+  absl::StatusOr<NonterminalId> start = LowerSchemaInto(schema, options, ir);
+  if (!start.ok()) return start.status();
+  ir.builder.SetStart(*start);
+  return ir;
 }
 
 }  // namespace maskd::json_schema
