@@ -53,6 +53,9 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
     } else if (request.spec().kind_case() == v1::ConstraintSpec::kRegex) {
       kind = SpecKind::kRegex;
       text = request.spec().regex();
+    } else if (request.spec().kind_case() == v1::ConstraintSpec::kStructuralTag ||
+               request.spec().kind_case() == v1::ConstraintSpec::kToolCalls) {
+      kind = SpecKind::kStructuralTag;
     }
     FillSpecError(outcome.status(), kind, text, response->mutable_error());
     return grpc::Status::OK;

@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
+#include "compiler/structural_tag/tool_calls.h"
 
 namespace maskd {
 namespace {
@@ -43,6 +44,39 @@ std::string ComputeHandle(const CompileJob& job) {
                                 o.strict, ",", o.additional_properties_default_false, ",",
                                 static_cast<int>(o.property_order), ",", o.max_recursion_depth));
   return Sha256Hex(key);
+}
+
+// Tool calls become the structural tag the engine builds for them, so the
+// handle, the cache and the errors are those of a structural tag.
+absl::Status TranslateToolCalls(const v1::ToolCallsSpec& spec, GrammarSpec& out) {
+  ToolCallFormat format;
+  switch (spec.format()) {
+    case v1::TOOL_CALL_FORMAT_LLAMA3_JSON:
+      format = ToolCallFormat::kLlama3Json;
+      break;
+    case v1::TOOL_CALL_FORMAT_QWEN3:
+      format = ToolCallFormat::kQwen3;
+      break;
+    case v1::TOOL_CALL_FORMAT_HARMONY:
+      format = ToolCallFormat::kHarmony;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.tool_calls.format ", spec.format(),
+                       " is not a known format (LLAMA3_JSON = 1, QWEN3 = 2, HARMONY = 3)"));
+  }
+  std::vector<ToolSpec> tools;
+  for (const v1::Tool& tool : spec.tools()) {
+    tools.push_back({tool.name(), tool.parameters_json_schema()});
+  }
+  ToolCallOptions options;
+  options.require_call = spec.require_call();
+  options.single_call = spec.single_call();
+  absl::StatusOr<std::string> tag = ToolCallStructuralTag(tools, format, options);
+  if (!tag.ok()) return tag.status();
+  out.kind = SpecKind::kStructuralTag;
+  out.text = *std::move(tag);
+  return absl::OkStatus();
 }
 
 absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
@@ -85,11 +119,18 @@ absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
     case v1::ConstraintSpec::kBuiltinJson:
       out.kind = SpecKind::kBuiltinJson;
       return absl::OkStatus();
+    case v1::ConstraintSpec::kStructuralTag:
+      out.kind = SpecKind::kStructuralTag;
+      out.text = spec.structural_tag();
+      return absl::OkStatus();
+    case v1::ConstraintSpec::kToolCalls:
+      return TranslateToolCalls(spec.tool_calls(), out);
     case v1::ConstraintSpec::KIND_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
-      "spec has no constraint set (json_schema, regex, grammar, choices or builtin_json)");
+      "spec has no constraint set (json_schema, regex, grammar, choices, builtin_json, "
+      "structural_tag or tool_calls)");
 }
 
 size_t SpecBytes(const GrammarSpec& spec) {
@@ -181,6 +222,8 @@ const char* SpecKindLabel(SpecKind kind) {
       return "choices";
     case SpecKind::kBuiltinJson:
       return "builtin_json";
+    case SpecKind::kStructuralTag:
+      return "structural_tag";
   }
   return "unknown";
 }
