@@ -449,33 +449,109 @@ class TagLowering {
     return nt;
   }
 
+  // The grammar keeps every tag's end in the same lexeme as the free text
+  // after it ("END then free text up to a trigger", "END then free text to
+  // the end"): a lexeme that ends exactly at a token boundary and cannot go
+  // on makes the next mask a parser walk of the whole vocabulary, while a
+  // position inside free text is a cached lexer-only mask. Tags whose content
+  // must end at its end literal (any_text) keep the end in their own lexeme.
+  //   top_c      ::= final_free [unless at_least_one and no tag yet]
+  //                | free_then_t after_t
+  //   after_t    ::= body_m rest_m | full_m after     (tags m beginning with t)
+  //   rest_m     ::= END_m then free text | END_m then free text then t after_t
+  //                  (stop_after_first: END_m alone)
+  //   after      ::= top_1 (stop_after_first: nothing)
   absl::StatusOr<NonterminalId> TriggeredTags(const std::vector<std::string>& triggers,
                                               const std::vector<TagSpec>& tags, bool at_least_one,
                                               bool stop_after_first, const std::string& pointer) {
     if (triggers.empty()) return Invalid("\"triggers\" is empty", Child(pointer, "triggers"));
     for (size_t i = 0; i < triggers.size(); ++i) {
-      if (triggers[i].empty())
+      if (triggers[i].empty()) {
         return Invalid("a trigger is empty", Child(Child(pointer, "triggers"), i));
+      }
     }
-    if (tags.empty() && at_least_one)
+    if (tags.empty() && at_least_one) {
       return Invalid("at_least_one with no tags", Child(pointer, "tags"));
+    }
     const ExprId any = ExprSet::kAnyByteString;
     const ExprId all_triggers = AnyOf(triggers);
     const ExprId no_earlier =
         pool_.Not(pool_.Concat(std::vector<ExprId>{any, all_triggers, ExprSet::kAnyByte, any}));
-    // segment ::= (free text up to and including trigger t) (rest of a tag that begins with t)
-    const NonterminalId segment = Fresh("free_text_then_tag");
-    std::vector<bool> tag_has_trigger(tags.size(), false);
+    const ExprId no_trigger = pool_.Not(pool_.Concat(std::vector<ExprId>{any, all_triggers, any}));
+    std::vector<ExprId> free_then;  // per trigger: free text up to and including it
     for (const std::string& t : triggers) {
-      const ExprId re = pool_.And(pool_.Concat(any, pool_.Literal(t)), no_earlier);
-      const Symbol text_then_trigger =
-          Symbol::Lexeme(builder_.AddLexeme(absl::StrCat("free text then \"", t, "\""), re));
+      free_then.push_back(pool_.And(pool_.Concat(any, pool_.Literal(t)), no_earlier));
+    }
+    const NonterminalId top0 = Fresh("free_text");
+    const NonterminalId top1 = stop_after_first ? top0 : Fresh("free_text_after_a_tag");
+    std::vector<NonterminalId> after_trigger;
+    for (size_t i = 0; i < triggers.size(); ++i) after_trigger.push_back(Fresh("after_trigger"));
+    // final_free ::= "" | free text without a trigger
+    const NonterminalId final_free = Fresh("final_free_text");
+    builder_.AddRule(final_free, {});
+    builder_.AddRule(final_free,
+                     {Symbol::Lexeme(builder_.AddLexeme("free text", pool_.NonEmpty(no_trigger)))});
+    for (NonterminalId top : {top0, top1}) {
+      if (top != top0 || !at_least_one) builder_.AddRule(top, {Symbol::Nonterminal(final_free)});
+      for (size_t i = 0; i < triggers.size(); ++i) {
+        const Symbol lexeme = Symbol::Lexeme(
+            builder_.AddLexeme(absl::StrCat("free text then \"", triggers[i], "\""), free_then[i]));
+        builder_.AddRule(top, {lexeme, Symbol::Nonterminal(after_trigger[i])});
+      }
+      if (top1 == top0) break;
+    }
+    std::vector<bool> tag_has_trigger(tags.size(), false);
+    for (size_t i = 0; i < triggers.size(); ++i) {
+      const std::string& t = triggers[i];
       for (size_t j = 0; j < tags.size(); ++j) {
         if (!tags[j].begin.starts_with(t)) continue;
         tag_has_trigger[j] = true;
-        absl::StatusOr<NonterminalId> rest = Tag(tags[j], t.size());
-        if (!rest.ok()) return rest.status();
-        builder_.AddRule(segment, {text_then_trigger, Symbol::Nonterminal(*rest)});
+        const TagSpec& tag = tags[j];
+        // Contents that end on their own (not at the end literal) get the
+        // merged end; the rest (any_text, sequences and ors that may hold it)
+        // keep the whole tag.
+        const bool any_text_content = [&] {
+          const JsonValue* type = Member(*tag.content, "type");
+          if (type == nullptr || type->kind() != JsonValue::Kind::kString) return true;
+          const std::string& k = type->string();
+          return !(k == "const_string" || k == "json_schema" || k == "regex" || k == "tag" ||
+                   k == "tags_with_separator");
+        }();
+        if (any_text_content) {
+          // full_m after
+          absl::StatusOr<NonterminalId> full = Tag(tag, t.size());
+          if (!full.ok()) return full.status();
+          std::vector<Symbol> rhs = {Symbol::Nonterminal(*full)};
+          if (!stop_after_first) rhs.push_back(Symbol::Nonterminal(top1));
+          builder_.AddRule(after_trigger[i], std::move(rhs));
+          continue;
+        }
+        // body_m rest_m
+        absl::StatusOr<NonterminalId> content =
+            Lower(*tag.content, tag.content_pointer, false, nullptr);
+        if (!content.ok()) return content.status();
+        const NonterminalId rest = Fresh("tag_end");
+        for (const std::string& e : tag.ends) {
+          if (stop_after_first) {
+            builder_.AddRule(rest, LiteralSymbols(e));
+            continue;
+          }
+          builder_.AddRule(rest, {Symbol::Lexeme(builder_.AddLexeme(
+                                     absl::StrCat("\"", e, "\" then free text"),
+                                     pool_.NonEmpty(pool_.Concat(pool_.Literal(e), no_trigger))))});
+          if (e.empty()) builder_.AddRule(rest, {});
+          for (size_t k = 0; k < triggers.size(); ++k) {
+            builder_.AddRule(
+                rest, {Symbol::Lexeme(builder_.AddLexeme(
+                           absl::StrCat("\"", e, "\" then free text then \"", triggers[k], "\""),
+                           pool_.Concat(pool_.Literal(e), free_then[k]))),
+                       Symbol::Nonterminal(after_trigger[k])});
+          }
+        }
+        std::vector<Symbol> rhs = LiteralSymbols(tag.begin.substr(t.size()));
+        rhs.push_back(Symbol::Nonterminal(*content));
+        rhs.push_back(Symbol::Nonterminal(rest));
+        builder_.AddRule(after_trigger[i], std::move(rhs));
       }
     }
     for (size_t j = 0; j < tags.size(); ++j) {
@@ -483,28 +559,7 @@ class TagLowering {
         return Invalid("the tag's begin starts with no trigger", Child(tags[j].pointer, "begin"));
       }
     }
-    // Free text with no trigger in it, to the end of the output.
-    const NonterminalId final_text = Fresh("final_free_text");
-    builder_.AddRule(final_text, {});
-    const ExprId no_trigger = pool_.Not(pool_.Concat(std::vector<ExprId>{any, all_triggers, any}));
-    builder_.AddRule(final_text,
-                     {Symbol::Lexeme(builder_.AddLexeme("free text", pool_.NonEmpty(no_trigger)))});
-    const NonterminalId nt = Fresh("triggered_tags");
-    if (stop_after_first) {
-      builder_.AddRule(nt, {Symbol::Nonterminal(segment)});
-      if (!at_least_one) builder_.AddRule(nt, {Symbol::Nonterminal(final_text)});
-      return nt;
-    }
-    // rest ::= final_text | segment rest
-    const NonterminalId rest = Fresh("segments");
-    builder_.AddRule(rest, {Symbol::Nonterminal(final_text)});
-    builder_.AddRule(rest, {Symbol::Nonterminal(segment), Symbol::Nonterminal(rest)});
-    if (at_least_one) {
-      builder_.AddRule(nt, {Symbol::Nonterminal(segment), Symbol::Nonterminal(rest)});
-    } else {
-      builder_.AddRule(nt, {Symbol::Nonterminal(rest)});
-    }
-    return nt;
+    return top0;
   }
 
   absl::StatusOr<NonterminalId> Legacy(const JsonValue& doc) {
