@@ -43,6 +43,7 @@ std::string ComputeHandle(const CompileJob& job) {
   AppendField(key, absl::StrCat(static_cast<int>(o.whitespace), ",", o.max_whitespace_run, ",",
                                 o.strict, ",", o.additional_properties_default_false, ",",
                                 static_cast<int>(o.property_order), ",", o.max_recursion_depth));
+  AppendField(key, o.reasoning_end_marker);
   return Sha256Hex(key);
 }
 
@@ -185,6 +186,7 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
       return absl::InvalidArgumentError(absl::StrCat("options.property_order ", in.property_order(),
                                                      " is not a known PropertyOrder"));
   }
+  out.reasoning_end_marker = in.reasoning_end_marker();
   if (in.max_recursion_depth() != 0) {
     // The engine does not enforce a nesting limit yet; accepting the option
     // would promise a bound that is not kept.

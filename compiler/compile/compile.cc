@@ -100,6 +100,21 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
   return absl::InvalidArgumentError("unknown spec kind");
 }
 
+// start' ::= (any bytes up to and including the first `marker`) start. The
+// reasoning is one lexeme, so its masks are cached lexer-only masks.
+void PrependReasoning(GrammarIr& ir, const std::string& marker) {
+  regex::ExprSet& pool = *ir.pool;
+  const regex::ExprId any = regex::ExprSet::kAnyByteString;
+  const regex::ExprId end = pool.Literal(marker);
+  const regex::ExprId first_marker = pool.And(
+      pool.Concat(any, end),
+      pool.Not(pool.Concat(std::vector<regex::ExprId>{any, end, regex::ExprSet::kAnyByte, any})));
+  const NonterminalId start = ir.builder.FreshNonterminal("reasoning_then_start");
+  ir.builder.AddRule(start, {Symbol::Lexeme(ir.builder.AddLexeme("reasoning", first_marker)),
+                             Symbol::Nonterminal(ir.builder.start())});
+  ir.builder.SetStart(start);
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
@@ -114,6 +129,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
       started + std::chrono::milliseconds(std::min(options.time_limit_ms, max_ms));
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
+  if (!options.reasoning_end_marker.empty()) PrependReasoning(*ir, options.reasoning_end_marker);
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
   AutomataLimits limits;
   limits.memory_limit_bytes = options.memory_limit_bytes;

@@ -52,6 +52,9 @@ struct CompileOptions {
   bool additional_properties_default_false = false;
   PropertyOrder property_order = PropertyOrder::kSchemaOrder;
   uint32_t max_recursion_depth = 64;
+  // Reasoning first: any bytes up to and including the first occurrence of
+  // this marker, then the spec's language. Empty: none.
+  std::string reasoning_end_marker;
   // Limits that turn a pathological spec into an error instead of a hang or an
   // unbounded allocation.
   uint64_t time_limit_ms = 10'000;

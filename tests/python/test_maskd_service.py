@@ -125,6 +125,19 @@ class StructuralTagTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             ToolCalls(tools, format="mistral").to_proto()
 
+    def test_reasoning_first(self):
+        schema = JsonSchema({"type": "integer"})
+        plain = CLIENT.compile(TOKENIZER.tokenizer_id, schema)
+        thinking = CLIENT.compile(TOKENIZER.tokenizer_id, schema,
+                                  CompileOptions(reasoning_end_marker="</think>"))
+        self.assertNotEqual(plain.handle, thinking.handle)
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, thinking)
+            # Reasoning: every regular token, no EOS before the marker.
+            self.assertGreater(first.mask.allowed_count, TOKENIZER.vocab_size - 256 - 50)
+            self.assertFalse(first.may_stop)
+            self.assertLess(session.open(2, plain).mask.allowed_count, 2000)
+
 
 class SessionTest(unittest.TestCase):
 

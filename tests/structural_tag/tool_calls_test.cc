@@ -112,6 +112,35 @@ TEST(ToolCallsTest, Llama3JsonCall) {
   EXPECT_LT(Walk(grammar, *tokenizer, tokenizer->Encode("Sure!")).first, 1u);
 }
 
+// Reasoning first (CompileOptions::reasoning_end_marker) with Qwen3's </think>:
+// anything until the marker, then the spec; the marker may not be skipped.
+TEST(ReasoningTest, Qwen3ThinkThenJson) {
+  auto tokenizer = testing::LoadRealTokenizer("qwen3");
+  ASSERT_NE(tokenizer, nullptr);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
+  CompileOptions options;
+  options.reasoning_end_marker = "</think>";
+  auto grammar = CompileGrammar(spec, options, tokenizer);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  const std::string good = "<think>\nThe user wants {\"a\": x}; pick 3.\n</think>\n\n{\"a\": 3}";
+  const std::vector<TokenId> ids = tokenizer->Encode(good);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), TokenId{151668}), ids.end());  // </think>
+  auto [allowed, eos] = Walk(*grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // Before the marker anything goes but EOS; after it, only the schema.
+  const std::vector<TokenId> thinking = tokenizer->Encode("<think>\nhmm");
+  EXPECT_EQ(Walk(*grammar, *tokenizer, thinking), std::make_pair(thinking.size(), false));
+  const std::vector<TokenId> bad = tokenizer->Encode("<think>ok</think>{\"b\": 1}");
+  EXPECT_LT(Walk(*grammar, *tokenizer, bad).first, bad.size());
+  // Without the option the same reasoning text is refused at once.
+  auto plain = CompileGrammar(spec, CompileOptions{}, tokenizer);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(Walk(*plain, *tokenizer, ids).first, 0u);
+}
+
 TEST(ToolCallsTest, BadToolListsAreRefused) {
   EXPECT_EQ(ToolCallStructuralTag({}, ToolCallFormat::kQwen3, {}).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -140,7 +140,9 @@ class CompileOptions:
     whitespace: "compact", "flexible" or "bounded" (runs of at most
     max_whitespace_run bytes); strict: unknown JSON Schema keywords are errors
     (False: ignored and listed in CompileStats.ignored_keywords); property_order:
-    "schema" or "any"; time_limit_s: give up compiling after this long.
+    "schema" or "any"; time_limit_s: give up compiling after this long;
+    reasoning_end_marker: reasoning first, the output is free until the first occurrence
+    of this marker (e.g. "</think>" for Qwen3), then follows the spec.
     """
     whitespace: Optional[str] = None
     max_whitespace_run: int = 0
@@ -148,10 +150,12 @@ class CompileOptions:
     property_order: Optional[str] = None
     max_recursion_depth: int = 0
     time_limit_s: Optional[float] = None
+    reasoning_end_marker: str = ""
 
     def to_proto(self) -> compile_pb2.CompileOptions:
         out = compile_pb2.CompileOptions(max_whitespace_run=self.max_whitespace_run,
-                                         max_recursion_depth=self.max_recursion_depth)
+                                         max_recursion_depth=self.max_recursion_depth,
+                                         reasoning_end_marker=self.reasoning_end_marker)
         if self.whitespace is not None:
             if self.whitespace not in _WHITESPACE:
                 raise ValueError(f"CompileOptions.whitespace {self.whitespace!r}: expected one of "
