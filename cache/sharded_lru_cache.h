@@ -21,6 +21,7 @@
 #ifndef MASKD_CACHE_SHARDED_LRU_CACHE_H_
 #define MASKD_CACHE_SHARDED_LRU_CACHE_H_
 
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <condition_variable>
@@ -40,6 +41,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -80,6 +82,11 @@ struct ShardedLruCacheOptions {
   // including the one that started it, waits at most until its deadline.
   // The executor must run every task it accepts exactly once.
   std::function<void(absl::AnyInvocable<void() &&>)> executor;
+  // When every caller waiting for a compute has left (deadline passed, or
+  // Ticket::Leave) before it finished: raise the compute's cancel flag (see
+  // GetOrComputeAsync) and forget the flight, so the next caller for the key
+  // starts afresh. Unset: the compute goes on and fills the cache.
+  bool cancel_abandoned = false;
 };
 
 // One cached entry, as listed by ShardedLruCache::Entries().
@@ -134,6 +141,13 @@ class ShardedLruCache {
   // Drops every entry. Computes in flight are not affected.
   void Clear() { impl_->Clear(); }
 
+  // Values that grow after they are stored (a grammar's lazily built
+  // automata) were charged only their size at insert. Re-measures every
+  // value with options.sizer, charges the difference, and evicts least
+  // recently used entries of each shard past its budget (a value grown past
+  // a whole shard's budget goes itself; callers holding it keep it).
+  void Recharge() { impl_->Recharge(); }
+
   // The cached value or cached error for `key`; otherwise the result of a
   // compute, shared with every concurrent caller for the same key, which is
   // started now (running `compute`) unless one is already in flight (then
@@ -149,6 +163,25 @@ class ShardedLruCache {
     return impl_->GetOrCompute(impl_, key, std::forward<ComputeFn>(compute), deadline);
   }
 
+  // One asynchronous caller's wait (GetOrComputeAsync).
+  class Ticket;
+
+  // As GetOrCompute, without blocking: `done` gets the result exactly once,
+  // on this thread when it is at hand (a cached value or error, a refusal by
+  // `admit`), otherwise on the thread that finishes the compute, unless the
+  // caller leaves first (Ticket::Leave). `compute` is called as
+  // compute(const std::atomic<bool>& cancelled) and should stop soon after
+  // `cancelled` turns true (Options::cancel_abandoned). `admit` runs, under
+  // the shard's lock, only when this call would start a new compute: a
+  // non-OK status refuses it (`done` gets that status, nothing is cached).
+  template <typename ComputeFn>
+  Ticket GetOrComputeAsync(std::string_view key, ComputeFn&& compute,
+                           absl::AnyInvocable<void(Result) &&> done,
+                           absl::FunctionRef<absl::Status()> admit = NoAdmission) {
+    return impl_->GetOrComputeAsync(impl_, key, std::forward<ComputeFn>(compute), std::move(done),
+                                    admit);
+  }
+
   // Counters and current size; cheap (no locks).
   CacheStats stats() const { return impl_->counters.Snapshot(); }
 
@@ -161,6 +194,7 @@ class ShardedLruCache {
 
  private:
   static constexpr size_t kErrorEntryOverheadBytes = 128;
+  static absl::Status NoAdmission() { return absl::OkStatus(); }
 
   struct Entry {
     std::string key;
@@ -171,12 +205,15 @@ class ShardedLruCache {
   };
   using EntryList = std::list<Entry>;
 
+  using Callback = absl::AnyInvocable<void(Result) &&>;
+
   // One compute in flight, finished exactly once by whoever runs it.
   class Flight {
    public:
     explicit Flight(std::string_view k) : key(k) {}
 
     void Finish(const Result& result) {
+      std::vector<Callback> callbacks;
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (result.ok()) {
@@ -185,8 +222,55 @@ class ShardedLruCache {
           error_ = StatusSnapshot(result.status());
         }
         done_ = true;
+        for (auto& [id, callback] : callbacks_) {
+          if (callback) callbacks.push_back(std::move(callback));
+        }
+        callbacks_.clear();
       }
       done_cv_.notify_all();
+      for (Callback& callback : callbacks) std::move(callback)(Outcome());
+    }
+
+    // Registers a waiter (with `callback` for an asynchronous one) unless the
+    // flight was abandoned (cancelled); returns its id, or 0 when abandoned.
+    // A finished flight still takes waiters: Wait answers them at once, and
+    // the caller of an asynchronous one checks `done` (TakeIfDone).
+    // `callback` is taken only when accepted.
+    uint64_t AddWaiter(Callback& callback) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cancelled.load()) return 0;
+      const uint64_t id = ++last_id_;
+      callbacks_.emplace_back(id, std::move(callback));
+      return id;
+    }
+
+    // The callback of waiter `id` back, if the flight finished before it
+    // could be called by Finish (registered after Finish).
+    std::optional<std::pair<Callback, Result>> TakeIfDone(uint64_t id) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!done_) return std::nullopt;
+      for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+        if (it->first != id) continue;
+        Callback callback = std::move(it->second);
+        callbacks_.erase(it);
+        return std::make_pair(std::move(callback), Outcome());
+      }
+      return std::nullopt;
+    }
+
+    // Waiter `id` leaves. True when it was the last one and the flight is
+    // not done: the flight is then cancelled (if `cancel_abandoned`).
+    bool RemoveWaiter(uint64_t id, bool cancel_abandoned) {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+        if (it->first == id) {
+          callbacks_.erase(it);
+          break;
+        }
+      }
+      if (done_ || !callbacks_.empty() || !cancel_abandoned) return false;
+      cancelled.store(true);
+      return true;
     }
 
     // The result, or nullopt if `deadline` passed first.
@@ -200,11 +284,12 @@ class ShardedLruCache {
       } else if (!done_cv_.wait_until(lock, absl::ToChronoTime(deadline), finished)) {
         return std::nullopt;
       }
-      if (value_ != nullptr) return value_;
-      return error_.ToStatus();
+      return Outcome();
     }
 
     const std::string key;  // Viewed by the shard's `flights` index.
+    // Raised when every waiter left before the compute finished.
+    std::atomic<bool> cancelled{false};
 
    private:
     // std::mutex rather than absl::Mutex here and in Shard: the system's
@@ -217,6 +302,15 @@ class ShardedLruCache {
     // status_snapshot.h). Guarded by mu_.
     ValuePtr value_;
     StatusSnapshot error_;
+    // Waiters still waiting: id and callback (empty for a blocking waiter).
+    std::vector<std::pair<uint64_t, Callback>> callbacks_;  // Guarded by mu_.
+    uint64_t last_id_ = 0;                                  // Guarded by mu_.
+
+    // Fixed once done_ is set.
+    Result Outcome() const {
+      if (value_ != nullptr) return value_;
+      return error_.ToStatus();
+    }
   };
 
   struct alignas(64) Shard {
@@ -317,6 +411,41 @@ class ShardedLruCache {
       }
     }
 
+    void Recharge() {
+      for (size_t i = 0; i < shard_count; ++i) {
+        Shard& shard = shards[i];
+        // Measured outside the lock (a sizer may walk a large value).
+        std::vector<ValuePtr> values;
+        {
+          std::lock_guard<std::mutex> lock(shard.mu);
+          for (const Entry& e : shard.lru) {
+            if (e.value != nullptr) values.push_back(e.value);
+          }
+        }
+        absl::flat_hash_map<const Value*, size_t> sizes;
+        for (const ValuePtr& v : values) sizes[v.get()] = SizeOf(*v);
+        Aftermath after;
+        {
+          std::lock_guard<std::mutex> lock(shard.mu);
+          for (Entry& e : shard.lru) {
+            auto it = e.value != nullptr ? sizes.find(e.value.get()) : sizes.end();
+            if (it == sizes.end() || it->second == e.bytes) continue;
+            shard.bytes = shard.bytes - e.bytes + it->second;
+            counters.AddResident(static_cast<int64_t>(it->second) - static_cast<int64_t>(e.bytes),
+                                 0);
+            e.bytes = it->second;
+          }
+          while (shard.bytes > shard_budget && !shard.lru.empty()) {
+            auto victim = std::prev(shard.lru.end());
+            after.evicted_bytes.push_back(victim->bytes);
+            RemoveLocked(shard, victim, after);
+          }
+        }
+        Report(after);
+        // `values` (possibly the last references) go after the lock.
+      }
+    }
+
     template <typename ComputeFn>
     Result GetOrCompute(const std::shared_ptr<Impl>& self, std::string_view key,
                         ComputeFn&& compute, absl::Time deadline) {
@@ -363,6 +492,91 @@ class ShardedLruCache {
       return Await(*flight, deadline);
     }
 
+    template <typename ComputeFn>
+    Ticket GetOrComputeAsync(const std::shared_ptr<Impl>& self, std::string_view key,
+                             ComputeFn&& compute, Callback done,
+                             absl::FunctionRef<absl::Status()> admit) {
+      Shard& shard = ShardFor(key);
+      std::shared_ptr<Flight> flight;
+      bool leader = false;
+      uint64_t id = 0;
+      std::optional<Result> at_hand;
+      bool cached = false;
+      {
+        Aftermath after;  // Only ever holds an expired error; freed after unlock.
+        std::lock_guard<std::mutex> lock(shard.mu);
+        if (const Entry* entry = FindLocked(shard, key, after); entry != nullptr) {
+          cached = true;
+          if (entry->value != nullptr) {
+            at_hand = Result(entry->value);
+          } else {
+            at_hand = Result(entry->error.ToStatus());
+          }
+        } else {
+          if (auto it = shard.flights.find(key); it != shard.flights.end()) {
+            id = it->second->AddWaiter(done);
+            // 0: every waiter left that flight; it is being cancelled.
+            if (id != 0) flight = it->second;
+          }
+          if (flight == nullptr) {
+            if (absl::Status admitted = admit(); !admitted.ok()) {
+              at_hand = Result(std::move(admitted));
+            } else {
+              flight = std::make_shared<Flight>(key);
+              shard.flights.insert_or_assign(flight->key, flight);
+              id = flight->AddWaiter(done);
+              leader = true;
+            }
+          }
+        }
+      }
+      if (at_hand.has_value()) {
+        if (cached && at_hand->ok()) {
+          counters.Hit();
+        } else if (cached) {
+          counters.ErrorHit();
+        }
+        std::move(done)(*std::move(at_hand));
+        return Ticket();
+      }
+      if (!leader) {
+        counters.Join();
+        // The flight may have finished between the lookup and AddWaiter.
+        if (auto finished = flight->TakeIfDone(id)) {
+          std::move(finished->first)(std::move(finished->second));
+          return Ticket();
+        }
+        return Ticket(self, std::move(flight), id);
+      }
+      counters.Miss();
+      auto run = [self, key = std::string(key),
+                  compute = std::decay_t<ComputeFn>(std::forward<ComputeFn>(compute)),
+                  flight]() mutable {
+        auto bound = [&] {
+          return compute(static_cast<const std::atomic<bool>&>(flight->cancelled));
+        };
+        (void)self->RunCompute(key, bound, *flight);
+      };
+      Ticket ticket(self, flight, id);
+      if (options.executor) {
+        options.executor(std::move(run));
+      } else {
+        run();
+      }
+      return ticket;
+    }
+
+    void Leave(Flight& flight, uint64_t id) {
+      if (!flight.RemoveWaiter(id, options.cancel_abandoned)) return;
+      // Abandoned: the next caller for the key starts a fresh compute.
+      Shard& shard = ShardFor(flight.key);
+      std::lock_guard<std::mutex> lock(shard.mu);
+      if (auto it = shard.flights.find(flight.key);
+          it != shard.flights.end() && it->second.get() == &flight) {
+        shard.flights.erase(it);
+      }
+    }
+
     Result Await(Flight& flight, absl::Time deadline) {
       std::optional<Result> result = flight.Wait(deadline);
       if (!result.has_value()) {
@@ -400,13 +614,17 @@ class ShardedLruCache {
         std::lock_guard<std::mutex> lock(shard.mu);
         if (result.ok()) {
           StoreValueLocked(shard, key, *result, bytes, after);
-        } else if (options.error_ttl > absl::ZeroDuration() &&
+        } else if (options.error_ttl > absl::ZeroDuration() && !flight.cancelled.load() &&
                    options.should_cache_error(result.status())) {
           StoreErrorLocked(shard, key, result.status(), after);
         }
         // Under the same lock as the store: a caller that no longer finds
         // the flight finds the entry (or, if it was not kept, computes anew).
-        shard.flights.erase(key);
+        // An abandoned flight may already have been replaced by a new one.
+        if (auto it = shard.flights.find(key);
+            it != shard.flights.end() && it->second.get() == &flight) {
+          shard.flights.erase(it);
+        }
       }
       counters.ComputeDone(elapsed, result.status(), threw);
       flight.Finish(result);
@@ -504,6 +722,28 @@ class ShardedLruCache {
   };
 
   const std::shared_ptr<Impl> impl_;
+
+ public:
+  class Ticket {
+   public:
+    Ticket() = default;
+    // Stops waiting: the caller's `done` is not called after Leave returns
+    // (it may be running on another thread while Leave is called: the
+    // caller settles that race itself). When this was the compute's last
+    // waiter and Options::cancel_abandoned is set, the compute is cancelled.
+    void Leave() {
+      if (flight_ != nullptr && id_ != 0) impl_->Leave(*flight_, id_);
+      flight_ = nullptr;
+    }
+
+   private:
+    friend struct Impl;
+    Ticket(std::shared_ptr<Impl> impl, std::shared_ptr<Flight> flight, uint64_t id)
+        : impl_(std::move(impl)), flight_(std::move(flight)), id_(id) {}
+    std::shared_ptr<Impl> impl_;
+    std::shared_ptr<Flight> flight_;
+    uint64_t id_ = 0;
+  };
 };
 
 }  // namespace maskd

@@ -161,6 +161,27 @@ absl::StatusOr<std::vector<SchemaCase>> LoadMaskBench(const std::string& path) {
   return cases;
 }
 
+absl::StatusOr<std::vector<SchemaCase>> LoadMaskBenchSample(const std::string& path, size_t n) {
+  absl::StatusOr<std::string> data = ReadMaybeGzipped(path);
+  if (!data.ok()) return data.status();
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = *data; !rest.empty();) {
+    const size_t end = std::min(rest.find('\n'), rest.size());
+    if (!TrimWhitespace(rest.substr(0, end)).empty()) lines.push_back(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+  }
+  std::vector<SchemaCase> cases;
+  for (size_t i : DeterministicSample(lines.size(), n)) {
+    absl::StatusOr<SchemaCase> parsed = ParseSchemaCase(lines[i]);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": line ", i + 1, " of the non-empty ones: ", parsed.status().message()));
+    }
+    cases.push_back(*std::move(parsed));
+  }
+  return cases;
+}
+
 std::vector<size_t> DeterministicSample(size_t total, size_t n) {
   std::vector<size_t> out;
   if (n >= total) n = total;

@@ -27,6 +27,10 @@ struct SchemaCase {
 // *.json files are read in name order. Errors name the file and line.
 absl::StatusOr<std::vector<SchemaCase>> LoadMaskBench(const std::string& path);
 
+// A deterministic sample (DeterministicSample) of `n` schemas of a JSON Lines
+// file: only the sampled lines are parsed and their instances serialized.
+absl::StatusOr<std::vector<SchemaCase>> LoadMaskBenchSample(const std::string& path, size_t n);
+
 // Parses one MaskBench object (a line of the JSON Lines file).
 absl::StatusOr<SchemaCase> ParseSchemaCase(std::string_view json_object);
 

@@ -1,5 +1,8 @@
 #include "service/compile_handler.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -13,33 +16,64 @@ namespace maskd {
 absl::StatusOr<CompileOutcome> CompileHandler::CompileGrammar(const v1::CompileRequest& request,
                                                               absl::Time deadline,
                                                               bool* spec_error) const {
-  *spec_error = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<absl::StatusOr<CompileOutcome>> result;
+  std::shared_ptr<CompileWait> wait = CompileGrammarAsync(
+      request, "", deadline, [&](absl::StatusOr<CompileOutcome> outcome, bool spec) {
+        std::lock_guard<std::mutex> lock(mu);
+        result = std::move(outcome);
+        *spec_error = spec;
+        cv.notify_all();
+      });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return result.has_value(); });
+  return *std::move(result);
+}
+
+std::shared_ptr<CompileWait> CompileHandler::CompileGrammarAsync(const v1::CompileRequest& request,
+                                                                 const std::string& tenant,
+                                                                 absl::Time deadline,
+                                                                 OutcomeCallback done) const {
   absl::StatusOr<RegisteredTokenizer> tokenizer = tokenizers_->FindById(request.tokenizer_id());
-  if (!tokenizer.ok()) return tokenizer.status();
+  if (!tokenizer.ok()) {
+    std::move(done)(tokenizer.status(), false);
+    return nullptr;
+  }
   absl::StatusOr<CompileJob> job = TranslateCompileRequest(request, limits_);
   if (!job.ok()) {
     // Unsupported options are about the spec; a missing spec or an
     // oversized one is about the call.
-    *spec_error = job.status().code() == absl::StatusCode::kUnimplemented;
-    return job.status();
+    const bool spec_error = job.status().code() == absl::StatusCode::kUnimplemented;
+    std::move(done)(job.status(), spec_error);
+    return nullptr;
   }
-  bool call_deadline = false;
-  absl::StatusOr<CompiledHandle> compiled =
-      store_->Compile(*job, tokenizer->tokenizer, deadline, &call_deadline);
-  if (!compiled.ok()) {
-    *spec_error = !call_deadline;
-    return compiled.status();
-  }
-  CompileOutcome outcome;
-  outcome.handle = *std::move(compiled);
-  outcome.job = *std::move(job);
-  return outcome;
+  auto shared_job = std::make_shared<CompileJob>(*std::move(job));
+  return store_->CompileAsync(
+      *shared_job, tokenizer->tokenizer, tenant, deadline,
+      [shared_job, done = std::move(done)](absl::StatusOr<CompiledHandle> compiled,
+                                           bool about_call) mutable {
+        if (!compiled.ok()) {
+          std::move(done)(compiled.status(), !about_call);
+          return;
+        }
+        CompileOutcome outcome;
+        outcome.handle = *std::move(compiled);
+        outcome.job = std::move(*shared_job);
+        std::move(done)(std::move(outcome), false);
+      });
 }
 
 grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Time deadline,
                                      v1::CompileResponse* response) const {
   bool spec_error = false;
   absl::StatusOr<CompileOutcome> outcome = CompileGrammar(request, deadline, &spec_error);
+  return Respond(request, outcome, spec_error, response);
+}
+
+grpc::Status CompileHandler::Respond(const v1::CompileRequest& request,
+                                     const absl::StatusOr<CompileOutcome>& outcome, bool spec_error,
+                                     v1::CompileResponse* response) const {
   if (!outcome.ok()) {
     // A failed RPC is counted by the RPC's recorder; a spec error is not a
     // failed RPC, so it is counted here.
@@ -53,6 +87,9 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
     } else if (request.spec().kind_case() == v1::ConstraintSpec::kRegex) {
       kind = SpecKind::kRegex;
       text = request.spec().regex();
+    } else if (request.spec().kind_case() == v1::ConstraintSpec::kGrammar) {
+      kind = SpecKind::kEbnf;
+      text = request.spec().grammar().text();
     } else if (request.spec().kind_case() == v1::ConstraintSpec::kStructuralTag ||
                request.spec().kind_case() == v1::ConstraintSpec::kToolCalls) {
       kind = SpecKind::kStructuralTag;
@@ -69,8 +106,10 @@ grpc::Status CompileHandler::Compile(const v1::CompileRequest& request, absl::Ti
   stats->set_cache_hit(outcome->handle.cache_hit);
   const CompileStats& engine = outcome->handle.grammar->stats();
   stats->set_grammar_rules(engine.rules);
+  stats->set_lexer_states(outcome->handle.grammar->LexerStates());
   stats->set_size_bytes(outcome->handle.grammar->SizeBytes());
   for (const std::string& keyword : engine.ignored_keywords) stats->add_ignored_keywords(keyword);
+  for (const std::string& warning : engine.warnings) stats->add_warnings(warning);
   return grpc::Status::OK;
 }
 

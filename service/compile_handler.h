@@ -11,6 +11,10 @@
 #ifndef MASKD_SERVICE_COMPILE_HANDLER_H_
 #define MASKD_SERVICE_COMPILE_HANDLER_H_
 
+#include <memory>
+#include <string>
+
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/compile/compile.h"
@@ -46,6 +50,22 @@ class CompileHandler {
   // refusal or the compile time limit) rather than the call.
   absl::StatusOr<CompileOutcome> CompileGrammar(const v1::CompileRequest& request,
                                                 absl::Time deadline, bool* spec_error) const;
+
+  // As CompileGrammar, without blocking: `done` gets the outcome exactly
+  // once (on this thread when at hand, else on a compile or timer thread).
+  // The wait may be abandoned (CompileWait::Abandon); null when `done` was
+  // already called.
+  using OutcomeCallback =
+      absl::AnyInvocable<void(absl::StatusOr<CompileOutcome> outcome, bool spec_error) &&>;
+  std::shared_ptr<CompileWait> CompileGrammarAsync(const v1::CompileRequest& request,
+                                                   const std::string& tenant, absl::Time deadline,
+                                                   OutcomeCallback done) const;
+
+  // The Compile RPC's answer for `outcome`: the response filled, or the
+  // failed call's status.
+  grpc::Status Respond(const v1::CompileRequest& request,
+                       const absl::StatusOr<CompileOutcome>& outcome, bool spec_error,
+                       v1::CompileResponse* response) const;
 
  private:
   const TokenizerRegistry* tokenizers_;

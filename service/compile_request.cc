@@ -3,11 +3,14 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
+#include "compiler/json_schema/canonical_json.h"
 #include "compiler/structural_tag/tool_calls.h"
 
 namespace maskd {
@@ -35,14 +38,21 @@ std::string ComputeHandle(const CompileJob& job) {
   AppendField(key, job.tokenizer_id);
   AppendField(key, SpecKindLabel(job.spec.kind));
   AppendField(key, absl::StrCat(static_cast<int>(job.spec.dialect)));
-  AppendField(key, job.spec.text);
+  // A schema is hashed in its canonical spelling: the same schema from
+  // Python (json.dumps: spaces, \u escapes) and from a file is one handle.
+  std::optional<std::string> canonical;
+  if (job.spec.kind == SpecKind::kJsonSchema) {
+    canonical = json_schema::CanonicalJsonText(job.spec.text);
+  }
+  AppendField(key, canonical.has_value() ? *canonical : job.spec.text);
   AppendField(key, job.start_rule);
   AppendField(key, absl::StrCat(job.spec.choices.size()));
   for (const std::string& choice : job.spec.choices) AppendField(key, choice);
   const CompileOptions& o = job.options;
   AppendField(key, absl::StrCat(static_cast<int>(o.whitespace), ",", o.max_whitespace_run, ",",
                                 o.strict, ",", o.additional_properties_default_false, ",",
-                                static_cast<int>(o.property_order), ",", o.max_recursion_depth));
+                                static_cast<int>(o.property_order), ",", o.max_recursion_depth, ",",
+                                static_cast<int>(o.unknown_formats)));
   AppendField(key, o.reasoning_end_marker);
   return Sha256Hex(key);
 }
@@ -93,6 +103,7 @@ absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
     case v1::ConstraintSpec::kGrammar:
       out.kind = SpecKind::kEbnf;
       out.text = spec.grammar().text();
+      out.start_rule = spec.grammar().start_rule();
       switch (spec.grammar().dialect()) {
         case v1::GRAMMAR_DIALECT_GBNF:
           out.dialect = EbnfDialect::kGbnf;
@@ -180,19 +191,32 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
       out.property_order = PropertyOrder::kSchemaOrder;
       break;
     case v1::PROPERTY_ORDER_ANY_ORDER:
-      return absl::UnimplementedError(
-          "options.property_order ANY_ORDER is not supported by the engine yet; use SCHEMA_ORDER");
+      out.property_order = PropertyOrder::kAnyOrder;
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("options.property_order ", in.property_order(),
                                                      " is not a known PropertyOrder"));
   }
-  out.reasoning_end_marker = in.reasoning_end_marker();
-  if (in.max_recursion_depth() != 0) {
-    // The engine does not enforce a nesting limit yet; accepting the option
-    // would promise a bound that is not kept.
-    return absl::UnimplementedError(
-        "options.max_recursion_depth is not enforced by the engine yet; leave it 0");
+  switch (in.unknown_formats()) {
+    case v1::UNKNOWN_FORMAT_POLICY_UNSPECIFIED:
+    case v1::UNKNOWN_FORMAT_POLICY_REFUSE:
+      out.unknown_formats = UnknownFormats::kRefuse;
+      break;
+    case v1::UNKNOWN_FORMAT_POLICY_IGNORE:
+      out.unknown_formats = UnknownFormats::kIgnore;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.unknown_formats ", in.unknown_formats(), " is not a known UnknownFormatPolicy"));
   }
+  if (in.max_recursion_depth() > kMaxRecursionDepthLimit) {
+    // Deeper specs could overflow a compile thread's stack.
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.max_recursion_depth ", in.max_recursion_depth(),
+                     " is over the engine's limit of ", kMaxRecursionDepthLimit));
+  }
+  if (in.max_recursion_depth() != 0) out.max_recursion_depth = in.max_recursion_depth();
+  out.reasoning_end_marker = in.reasoning_end_marker();
   job.time_limit = limits.compile_time_limit;
   if (in.has_compile_time_limit()) {
     const absl::Duration asked = absl::Seconds(in.compile_time_limit().seconds()) +

@@ -46,8 +46,8 @@ struct CompileJob {
 // Errors: INVALID_ARGUMENT naming the field (no spec, unknown enum value,
 // unspecified grammar dialect, negative time limit), RESOURCE_EXHAUSTED when
 // the spec is larger than limits.max_spec_bytes (naming the limit),
-// UNIMPLEMENTED for options the engine does not honour yet (ANY_ORDER
-// properties, max_recursion_depth) rather than silently ignoring them.
+// UNIMPLEMENTED for options the engine does not honour yet
+// (max_recursion_depth) rather than silently ignoring them.
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits);
 

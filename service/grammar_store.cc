@@ -1,16 +1,119 @@
 #include "service/grammar_store.h"
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "compiler/compile/compile.h"
 
 namespace maskd {
 
+using GrammarCache = ShardedLruCache<CompiledGrammar>;
+
+// One caller's wait: answered once, by whichever comes first of the cache
+// (the compile's result), the timer (time limit or deadline) or Abandon.
+class GrammarStore::Wait final : public CompileWait,
+                                 public std::enable_shared_from_this<GrammarStore::Wait> {
+ public:
+  Wait(DeadlineTimer* timer, CompileCallback done, absl::Duration time_limit, absl::Time start)
+      : timer_(timer), done_(std::move(done)), time_limit_(time_limit), start_(start) {}
+
+  // The cache's ticket, once GetOrComputeAsync has returned. A wait already
+  // answered by then leaves at once (it no longer keeps the compile alive).
+  void SetTicket(GrammarCache::Ticket ticket, bool leave_if_answered) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket_ = std::move(ticket);
+    has_ticket_ = true;
+    if (answered_ && leave_if_answered && !keep_compile_) ticket_.Leave();
+  }
+
+  void StartTimer(absl::Time deadline) {
+    const absl::Time limit = start_ + time_limit_;
+    const bool limit_first = limit <= deadline;
+    std::weak_ptr<Wait> weak = weak_from_this();
+    const uint64_t id =
+        timer_->Schedule(std::min(limit, deadline), [weak, limit_first, this_limit = time_limit_] {
+          std::shared_ptr<Wait> self = weak.lock();
+          if (self == nullptr) return;
+          if (limit_first) {
+            // The compile goes on (up to the server's limit) for the caller
+            // that asks again: this wait keeps it alive.
+            self->Answer(
+                absl::DeadlineExceededError(absl::StrCat(
+                    "compile did not finish within its time limit of ",
+                    absl::FormatDuration(this_limit),
+                    " (options.compile_time_limit, capped by --compile_time_limit); it goes on in "
+                    "the background up to --compile_time_limit and an identical request will "
+                    "find it cached once done")),
+                /*about_call=*/false, /*keep_compile=*/true);
+          } else {
+            self->Answer(absl::DeadlineExceededError(
+                             "the call's deadline passed while the grammar was compiling"),
+                         /*about_call=*/true, /*keep_compile=*/false);
+          }
+        });
+    std::lock_guard<std::mutex> lock(mu_);
+    timer_id_ = id;
+    if (answered_ && id != 0) timer_->Cancel(id);
+  }
+
+  // Admission refused to start the compute (then Finish comes at once).
+  void MarkRefused() { refused_.store(true); }
+
+  void Abandon() override {
+    Answer(absl::CancelledError("the caller went away before the compile finished"),
+           /*about_call=*/true, /*keep_compile=*/false);
+  }
+
+  // From the cache: the compile's outcome.
+  void Finish(absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar, bool cache_hit) {
+    if (!grammar.ok()) {
+      Answer(grammar.status(), /*about_call=*/refused_.load(), /*keep_compile=*/true);
+      return;
+    }
+    CompiledHandle out;
+    out.grammar = *std::move(grammar);
+    out.cache_hit = cache_hit;
+    out.wait_time = absl::Now() - start_;
+    Answer(std::move(out), false, true);
+  }
+
+  void Answer(absl::StatusOr<CompiledHandle> result, bool about_call, bool keep_compile) {
+    CompileCallback done;
+    uint64_t timer_id = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (answered_) return;
+      answered_ = true;
+      keep_compile_ = keep_compile;
+      done = std::move(done_);
+      timer_id = timer_id_;
+      if (has_ticket_ && !keep_compile) ticket_.Leave();
+    }
+    if (timer_id != 0) timer_->Cancel(timer_id);
+    std::move(done)(std::move(result), about_call);
+  }
+
+ private:
+  DeadlineTimer* const timer_;
+  std::mutex mu_;
+  CompileCallback done_;         // guarded by mu_
+  bool answered_ = false;        // guarded by mu_
+  bool keep_compile_ = false;    // guarded by mu_
+  bool has_ticket_ = false;      // guarded by mu_
+  GrammarCache::Ticket ticket_;  // guarded by mu_
+  uint64_t timer_id_ = 0;        // guarded by mu_
+  const absl::Duration time_limit_;
+  const absl::Time start_;
+  std::atomic<bool> refused_{false};
+};
+
 GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* metrics)
-    : metrics_(metrics), observer_(metrics) {
+    : options_(options), metrics_(metrics), observer_(metrics) {
   const size_t threads = options.compile_threads != 0
                              ? options.compile_threads
                              : std::max<size_t>(1, std::thread::hardware_concurrency());
@@ -21,73 +124,170 @@ GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* m
   cache_options.error_ttl = options.error_ttl;
   cache_options.sizer = [](const CompiledGrammar& g) { return g.SizeBytes(); };
   cache_options.observer = &observer_;
+  cache_options.cancel_abandoned = true;
   ThreadPool* pool = compile_pool_.get();
   cache_options.executor = [pool](absl::AnyInvocable<void() &&> task) {
     pool->Submit(std::move(task));
   };
-  cache_ = std::make_unique<ShardedLruCache<CompiledGrammar>>(std::move(cache_options));
+  cache_ = std::make_unique<GrammarCache>(std::move(cache_options));
   observer_.set_stats_source([cache = cache_.get()] { return cache->stats(); });
+  if (options_.recharge_interval > absl::ZeroDuration()) {
+    recharger_ = std::thread([this] { RechargeLoop(); });
+  }
 }
 
 GrammarStore::~GrammarStore() {
+  {
+    std::lock_guard<std::mutex> lock(recharge_mu_);
+    stopping_ = true;
+  }
+  recharge_cv_.notify_all();
+  if (recharger_.joinable()) recharger_.join();
   // Finish queued compiles while the cache and the observer still exist.
   compile_pool_.reset();
 }
 
-absl::StatusOr<CompiledHandle> GrammarStore::Compile(const CompileJob& job,
-                                                     std::shared_ptr<const Tokenizer> tokenizer,
-                                                     absl::Time deadline, bool* call_deadline) {
-  *call_deadline = false;
+void GrammarStore::RechargeLoop() {
+  const auto interval = absl::ToChronoNanoseconds(options_.recharge_interval);
+  std::unique_lock<std::mutex> lock(recharge_mu_);
+  while (!recharge_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
+    lock.unlock();
+    cache_->Recharge();
+    {
+      // Expired holds go too.
+      std::vector<std::shared_ptr<const CompiledGrammar>> dropped;
+      std::lock_guard<std::mutex> held_lock(held_mu_);
+      const absl::Time now = absl::Now();
+      for (auto it = held_.begin(); it != held_.end();) {
+        if (it->second.until <= now) {
+          dropped.push_back(std::move(it->second.grammar));
+          held_.erase(it++);
+        } else {
+          ++it;
+        }
+      }
+    }
+    lock.lock();
+  }
+}
+
+void GrammarStore::Hold(const std::string& handle, std::shared_ptr<const CompiledGrammar> grammar) {
+  std::shared_ptr<const CompiledGrammar> dropped;  // freed after the lock
+  std::lock_guard<std::mutex> lock(held_mu_);
+  if (held_.size() >= options_.max_oversized_held && !held_.contains(handle)) {
+    auto oldest = held_.begin();
+    for (auto it = held_.begin(); it != held_.end(); ++it) {
+      if (it->second.until < oldest->second.until) oldest = it;
+    }
+    if (oldest != held_.end()) {
+      dropped = std::move(oldest->second.grammar);
+      held_.erase(oldest);
+    }
+  }
+  if (options_.max_oversized_held == 0) return;
+  held_[handle] = Held{std::move(grammar), absl::Now() + options_.oversized_hold};
+}
+
+std::shared_ptr<const CompiledGrammar> GrammarStore::FindHeld(const std::string& handle) {
+  std::lock_guard<std::mutex> lock(held_mu_);
+  auto it = held_.find(handle);
+  if (it == held_.end() || it->second.until <= absl::Now()) return nullptr;
+  it->second.until = absl::Now() + options_.oversized_hold;
+  return it->second.grammar;
+}
+
+absl::Status GrammarStore::Admit(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  size_t& mine = per_tenant_[tenant];
+  if (mine >= options_.max_queued_compiles_per_tenant) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(mine, " compiles of tenant \"", tenant, "\" are queued or running, its limit ",
+                     "(--max_queued_compiles_per_tenant); retry later"));
+  }
+  if (queued_ >= options_.max_queued_compiles) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(queued_, " compiles are queued or running, this server's limit ",
+                     "(--max_queued_compiles); retry later or on another replica"));
+  }
+  ++mine;
+  ++queued_;
+  return absl::OkStatus();
+}
+
+void GrammarStore::Release(const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  auto it = per_tenant_.find(tenant);
+  if (it != per_tenant_.end() && --it->second == 0) per_tenant_.erase(it);
+  --queued_;
+}
+
+size_t GrammarStore::queued_compiles() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return queued_;
+}
+
+std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
+                                                        std::shared_ptr<const Tokenizer> tokenizer,
+                                                        const std::string& tenant,
+                                                        absl::Time deadline, CompileCallback done) {
   const absl::Time start = absl::Now();
+  auto wait = std::make_shared<Wait>(&timer_, std::move(done), job.time_limit, start);
   if (deadline <= start) {
     // The caller is gone: starting a compile for it would only burn CPU.
-    *call_deadline = true;
-    return absl::DeadlineExceededError("the call's deadline passed before the compile started");
+    wait->Answer(
+        absl::DeadlineExceededError("the call's deadline passed before the compile started"),
+        /*about_call=*/true, /*keep_compile=*/false);
+    return wait;
   }
-  const absl::Time limit = start + job.time_limit;
-  // Set by the compute if this call is the one that started it; shared
-  // because the compute may outlive this call (it runs on the pool).
+  if (std::shared_ptr<const CompiledGrammar> held = FindHeld(job.handle)) {
+    CompiledHandle out;
+    out.grammar = std::move(held);
+    out.cache_hit = true;
+    wait->Answer(std::move(out), false, false);
+    return wait;
+  }
+  // Set by the compute if this call is the one that started it.
   auto started_here = std::make_shared<std::atomic<bool>>(false);
   ServiceMetrics* metrics = metrics_;
-  auto compute = [spec = job.spec, options = job.options, kind = job.kind, tokenizer, metrics,
-                  started_here]() -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
+  auto compute = [this, spec = job.spec, options = job.options, kind = job.kind, tokenizer, metrics,
+                  started_here, tenant, handle = job.handle](const std::atomic<bool>& cancelled)
+      -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
     started_here->store(true);
+    CompileOptions run = options;
+    run.cancelled = &cancelled;
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-        CompileGrammar(spec, options, tokenizer);
+        cancelled.load() ? absl::CancelledError(
+                               "compile cancelled before it started: no caller "
+                               "waits for it any more")
+                         : CompileGrammar(spec, run, tokenizer);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     metrics->RecordCompile(kind, grammar.status(), took.count());
+    // Too large for a cache shard: held, so the handle answered still opens.
+    if (grammar.ok() && (*grammar)->SizeBytes() > cache_->shard_budget_bytes()) {
+      Hold(handle, *grammar);
+    }
+    Release(tenant);
     return grammar;
   };
-  absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-      cache_->GetOrCompute(job.handle, std::move(compute), std::min(deadline, limit));
-  const absl::Time end = absl::Now();
-  if (!grammar.ok()) {
-    if (grammar.status().code() == absl::StatusCode::kDeadlineExceeded && end >= limit &&
-        limit <= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "compile did not finish within its time limit of ", absl::FormatDuration(job.time_limit),
-          " (options.compile_time_limit, capped by --compile_time_limit); it goes on in the "
-          "background up to --compile_time_limit and an identical request will find it cached "
-          "once done"));
-    }
-    if (grammar.status().code() == absl::StatusCode::kDeadlineExceeded && end >= deadline) {
-      *call_deadline = true;
-      return absl::DeadlineExceededError(
-          "the call's deadline passed while the grammar was compiling; the compile goes on in "
-          "the background");
-    }
-    return grammar.status();
-  }
-  CompiledHandle out;
-  out.grammar = *std::move(grammar);
-  out.cache_hit = !started_here->load();
-  out.wait_time = end - start;
-  return out;
+  GrammarCache::Ticket ticket = cache_->GetOrComputeAsync(
+      job.handle, std::move(compute),
+      [wait, started_here](absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g) {
+        wait->Finish(std::move(g), !started_here->load());
+      },
+      [this, &tenant, &wait]() -> absl::Status {
+        absl::Status admitted = Admit(tenant);
+        if (!admitted.ok()) wait->MarkRefused();
+        return admitted;
+      });
+  wait->SetTicket(std::move(ticket), /*leave_if_answered=*/true);
+  wait->StartTimer(deadline);
+  return wait;
 }
 
 std::shared_ptr<const CompiledGrammar> GrammarStore::Find(const std::string& handle) {
-  return cache_->Get(handle);
+  if (std::shared_ptr<const CompiledGrammar> cached = cache_->Get(handle)) return cached;
+  return FindHeld(handle);
 }
 
 }  // namespace maskd

@@ -1,19 +1,33 @@
 // The replica's compiled grammars: a byte-bounded, sharded LRU cache keyed by
-// grammar handle, with single-flight compiles on a dedicated thread pool, so
-// a caller waits for a compile no longer than its time limit or deadline
-// (the compile goes on and fills the cache for the next caller).
+// grammar handle, with single-flight compiles on a dedicated thread pool.
+//
+// Callers wait without holding a thread (CompileAsync). A caller is answered when the grammar is
+// ready, at its time limit (the compile goes on, up to the server's limit, and fills the cache for
+// the next caller) or at its deadline. A compile that every caller has left (deadline passed, call
+// cancelled, stream gone) is cancelled: the engine stops at its next deadline check.
+//
+// Admission: each new compile (not a cache hit, not a join of one in flight)
+// takes a place in the compile queue, in all and per tenant, until it
+// finishes; beyond either bound the call fails with RESOURCE_EXHAUSTED
+// naming the flag.
 #ifndef MASKD_SERVICE_GRAMMAR_STORE_H_
 #define MASKD_SERVICE_GRAMMAR_STORE_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cache/sharded_lru_cache.h"
 #include "compiler/matcher/matcher.h"
 #include "service/compile_request.h"
+#include "service/deadline_timer.h"
 #include "service/service_metrics.h"
 #include "service/thread_pool.h"
 
@@ -27,6 +41,19 @@ struct GrammarStoreOptions {
   size_t compile_threads = 0;
   // How long a deterministic compile error answers repeats of its request.
   absl::Duration error_ttl = absl::Seconds(5);
+  // Compiles queued or running at once, in all (--max_queued_compiles) and
+  // per tenant (--max_queued_compiles_per_tenant).
+  size_t max_queued_compiles = 256;
+  size_t max_queued_compiles_per_tenant = 64;
+  // How often grammars' growth since they were cached (lazy DFA states,
+  // mask caches) is charged to the budget, evicting what no longer fits
+  // (ShardedLruCache::Recharge). Zero: never.
+  absl::Duration recharge_interval = absl::Seconds(1);
+  // A grammar larger than a cache shard's budget (1/16 of max_bytes) is not
+  // cached; it is held this long after its compile or last open so its
+  // handle still opens (at most max_oversized_held of them, oldest out).
+  absl::Duration oversized_hold = absl::Seconds(60);
+  size_t max_oversized_held = 4;
 };
 
 struct CompiledHandle {
@@ -38,6 +65,21 @@ struct CompiledHandle {
   absl::Duration wait_time;
 };
 
+// What a compile caller gets, exactly once: the grammar or an error, and
+// whether the error is about the call (its deadline passed, it was
+// cancelled, the queue was full) rather than the spec.
+using CompileCallback =
+    absl::AnyInvocable<void(absl::StatusOr<CompiledHandle> result, bool about_call) &&>;
+
+// One caller's wait for a compile.
+class CompileWait {
+ public:
+  virtual ~CompileWait() = default;
+  // The caller goes away: its callback gets CANCELLED now (unless it was
+  // answered already), and the compile is cancelled if no one else waits.
+  virtual void Abandon() = 0;
+};
+
 class GrammarStore {
  public:
   // `metrics` must outlive the store.
@@ -45,27 +87,58 @@ class GrammarStore {
   ~GrammarStore();
 
   // The grammar for `job`, compiled against `tokenizer` unless cached (or in
-  // flight). Errors: the engine's (INVALID_ARGUMENT, UNIMPLEMENTED,
-  // RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED past the server's time limit...
-  // with its message); DEADLINE_EXCEEDED "time limit" when job.time_limit
-  // passes first (the compile goes on, up to the server's limit, and fills
-  // the cache); DEADLINE_EXCEEDED with *call_deadline set when `deadline`
-  // (the RPC's) passes first. Only the last is about the call, not the spec.
-  absl::StatusOr<CompiledHandle> Compile(const CompileJob& job,
-                                         std::shared_ptr<const Tokenizer> tokenizer,
-                                         absl::Time deadline, bool* call_deadline);
+  // flight), handed to `done` on this thread (cached) or another (the
+  // compile's, or the timer's). Errors: the engine's (INVALID_ARGUMENT,
+  // UNIMPLEMENTED, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED past the server's
+  // time limit... with its message); DEADLINE_EXCEEDED "time limit" when
+  // job.time_limit passes first; about the call: DEADLINE_EXCEEDED when
+  // `deadline` (the RPC's) passes first, RESOURCE_EXHAUSTED when the queue
+  // of `tenant` or the whole queue is full, CANCELLED after Abandon.
+  std::shared_ptr<CompileWait> CompileAsync(const CompileJob& job,
+                                            std::shared_ptr<const Tokenizer> tokenizer,
+                                            const std::string& tenant, absl::Time deadline,
+                                            CompileCallback done);
 
   // The cached grammar for `handle`, or null when this replica does not hold
   // it (never compiled here, evicted, or its compile failed).
   std::shared_ptr<const CompiledGrammar> Find(const std::string& handle);
 
   CacheStats stats() const { return cache_->stats(); }
+  // Compiles queued or running now (all tenants).
+  size_t queued_compiles() const;
 
  private:
+  class Wait;
+
+  // Keeps an oversized grammar for options_.oversized_hold.
+  void Hold(const std::string& handle, std::shared_ptr<const CompiledGrammar> grammar);
+  // The held grammar for `handle` (its hold renewed), or null.
+  std::shared_ptr<const CompiledGrammar> FindHeld(const std::string& handle);
+  void RechargeLoop();
+
+  // Takes a queue place for `tenant`, or says which bound is reached.
+  absl::Status Admit(const std::string& tenant);
+  void Release(const std::string& tenant);
+
+  const GrammarStoreOptions options_;
   ServiceMetrics* metrics_;
   CacheMetricsObserver observer_;
-  // Declared after what compile tasks use (observer, metrics) and destroyed
-  // first: the pool runs its queued compiles before the rest goes away.
+  mutable std::mutex queue_mu_;
+  size_t queued_ = 0;                                    // guarded by queue_mu_
+  absl::flat_hash_map<std::string, size_t> per_tenant_;  // guarded by queue_mu_
+  struct Held {
+    std::shared_ptr<const CompiledGrammar> grammar;
+    absl::Time until;
+  };
+  std::mutex held_mu_;
+  absl::flat_hash_map<std::string, Held> held_;  // guarded by held_mu_
+  DeadlineTimer timer_;
+  std::mutex recharge_mu_;
+  std::condition_variable recharge_cv_;
+  bool stopping_ = false;  // guarded by recharge_mu_
+  std::thread recharger_;
+  // Declared after what compile tasks use (observer, metrics, queue) and
+  // destroyed first: the pool runs its queued compiles before the rest goes.
   std::unique_ptr<ShardedLruCache<CompiledGrammar>> cache_;
   std::unique_ptr<ThreadPool> compile_pool_;
 };

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/time/time.h"
+#include "service/flags_usage.h"
 #include "service/log.h"
 #include "service/security_flags.h"
 #include "service/server.h"
@@ -35,7 +37,8 @@ ABSL_FLAG(absl::Duration, cache_error_ttl, absl::Seconds(5),
           "How long a failed compile's error answers identical requests without recompiling.");
 ABSL_FLAG(absl::Duration, compile_time_limit, absl::Seconds(10),
           "Longest a caller waits for one compile (a request may ask for less): past it the "
-          "answer is DEADLINE_EXCEEDED and the compile finishes in the background.");
+          "answer is DEADLINE_EXCEEDED and the compile finishes in the background (a compile "
+          "every caller left, by deadline or cancellation, stops).");
 ABSL_FLAG(int64_t, max_spec_bytes, int64_t{1} << 20,
           "Largest spec (schema, regex, grammar text, or all choices) accepted, in bytes.");
 ABSL_FLAG(int, max_sequences_per_stream, 4096, "Most open sequences on one Session stream.");
@@ -58,8 +61,30 @@ ABSL_FLAG(int, max_tokenizers, 32, "Most distinct tokenizers held at once.");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before being cancelled.");
 
+// Admission and abuse limits (one client must not hurt another).
+ABSL_FLAG(int, max_queued_compiles, 256,
+          "Most compiles queued or running at once; a call that would start one more fails "
+          "with RESOURCE_EXHAUSTED (cache hits and joins of a compile in flight always pass).");
+ABSL_FLAG(int, max_queued_compiles_per_tenant, 64,
+          "Most compiles queued or running at once for one tenant (RESOURCE_EXHAUSTED beyond).");
+ABSL_FLAG(int, max_tokens_per_op, 65536,
+          "Most tokens plus draft tokens in one AdvanceSequence (RESOURCE_EXHAUSTED on that "
+          "sequence beyond); 0: no limit.");
+ABSL_FLAG(int, metrics_threads, 4,
+          "Threads serving /metrics (a scraper that sends half a request holds one for at most "
+          "--metrics_request_timeout).");
+ABSL_FLAG(absl::Duration, metrics_request_timeout, absl::Seconds(5),
+          "Longest /metrics waits for a scraper's request or for it to take the response.");
+ABSL_FLAG(absl::Duration, memory_release_interval, absl::Seconds(1),
+          "After a Session stream ends, return freed memory to the OS (malloc_trim) at most "
+          "this often; 0: never.");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("maskd: constrained decoding as a gRPC service.");
+  if (maskd::WantsHelp(argc, argv)) {
+    std::cout << maskd::FlagsUsage(std::string(absl::ProgramUsageMessage()), "/service/");
+    return EXIT_SUCCESS;
+  }
   // absl keeps only the last --tokenizer; collect every occurrence first.
   const std::vector<std::string> tokenizer_values =
       maskd::CollectFlagValues(argc, argv, "tokenizer");
@@ -88,13 +113,19 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_rollback_tokens) < 0 ||
       absl::GetFlag(FLAGS_max_mask_dictionary_slots) < 0 ||
       absl::GetFlag(FLAGS_inline_step_ops) < 0 ||
-      absl::GetFlag(FLAGS_compile_time_limit) <= absl::ZeroDuration()) {
+      absl::GetFlag(FLAGS_compile_time_limit) <= absl::ZeroDuration() ||
+      absl::GetFlag(FLAGS_max_queued_compiles) < 1 ||
+      absl::GetFlag(FLAGS_max_queued_compiles_per_tenant) < 1 ||
+      absl::GetFlag(FLAGS_max_tokens_per_op) < 0 || absl::GetFlag(FLAGS_metrics_threads) < 1 ||
+      absl::GetFlag(FLAGS_metrics_request_timeout) < absl::Milliseconds(1)) {
     MASKD_LOG(ERROR) << "--grpc_threads must be >= 2, --max_message_bytes >= 1024, "
                         "--threads, --compile_threads, --max_rollback_tokens, "
                         "--max_mask_dictionary_slots and --inline_step_ops >= 0, "
                         "--max_tokenizer_bytes, --max_tokenizers, --cache_bytes, --max_spec_bytes, "
                         "--max_sequences_per_stream and --max_ops_per_request >= 1, "
-                        "--compile_time_limit > 0";
+                        "--compile_time_limit > 0, --max_queued_compiles, "
+                        "--max_queued_compiles_per_tenant and --metrics_threads >= 1, "
+                        "--max_tokens_per_op >= 0, --metrics_request_timeout >= 1ms";
     return EXIT_FAILURE;
   }
 
@@ -127,6 +158,14 @@ int main(int argc, char** argv) {
   options.session_limits.max_inline_step_ops =
       static_cast<size_t>(absl::GetFlag(FLAGS_inline_step_ops));
   options.session_idle_timeout = absl::GetFlag(FLAGS_session_idle_timeout);
+  options.cache.max_queued_compiles = static_cast<size_t>(absl::GetFlag(FLAGS_max_queued_compiles));
+  options.cache.max_queued_compiles_per_tenant =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_queued_compiles_per_tenant));
+  options.session_limits.max_tokens_per_op =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_tokens_per_op));
+  options.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
+  options.metrics_request_timeout = absl::GetFlag(FLAGS_metrics_request_timeout);
+  options.memory_release_interval = absl::GetFlag(FLAGS_memory_release_interval);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.preload = *std::move(preload);
   options.tokenizer_limits.max_tokenizer_json_bytes =

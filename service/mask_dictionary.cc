@@ -104,4 +104,20 @@ uint32_t MaskDictionary::Store(uint64_t hash, uint32_t vocab_size, std::span<con
   return slot;
 }
 
+void MaskDictionary::Forget(uint32_t slot) {
+  Slot& s = slots_[slot];
+  if (auto it = index_.find(s.hash); it != index_.end() && it->second == slot) index_.erase(it);
+  s.vocab_size = 0;
+  s.allowed_count = 0;
+  s.words.clear();
+  s.words.shrink_to_fit();
+  // Least recently used: the next Store (once every slot was used) takes it.
+  Unlink(slot);
+  s.newer = oldest_;
+  s.older = kNone;
+  if (oldest_ != kNone) slots_[oldest_].older = slot;
+  oldest_ = slot;
+  if (newest_ == kNone) newest_ = slot;
+}
+
 }  // namespace maskd

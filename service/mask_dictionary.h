@@ -43,6 +43,11 @@ class MaskDictionary {
   uint32_t Store(uint64_t hash, uint32_t vocab_size, std::span<const uint32_t> words,
                  uint32_t allowed_count);
 
+  // The client never received the mask stored in `slot` (its response was
+  // cut, see SessionStream): the slot holds nothing Find could return and
+  // is the next one Store replaces.
+  void Forget(uint32_t slot);
+
   // The allowed_count stored with the mask of `slot` (a slot Find or Store
   // returned).
   uint32_t allowed_count(uint32_t slot) const { return slots_[slot].allowed_count; }

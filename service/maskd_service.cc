@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "service/compile_reactor.h"
 #include "service/log.h"
 #include "service/refused_stream.h"
 #include "service/status_convert.h"
@@ -166,22 +167,22 @@ grpc::Status MaskdService::ListTokenizers(grpc::ServerContext* context,
   return recorder.Finish(grpc::Status::OK);
 }
 
-grpc::Status MaskdService::Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
-                                   v1::CompileResponse* response) {
-  RpcRecorder recorder(metrics_, "Compile");
+grpc::ServerUnaryReactor* MaskdService::Compile(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) {
   absl::StatusOr<std::string> tenant = Authenticate(*context);
-  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
-  recorder.set_tenant(*tenant);
-  const auto deadline = context->deadline();
-  // No deadline reads as the far future; keep it infinite for the cache.
-  const absl::Time rpc_deadline =
-      deadline >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365)
-          ? absl::InfiniteFuture()
-          : absl::FromChrono(deadline);
-  return recorder.Finish(compile_->Compile(*request, rpc_deadline, response));
+  if (!tenant.ok()) {
+    RpcRecorder recorder(metrics_, "Compile");
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(recorder.Finish(ToGrpcStatus(tenant.status())));
+    return reactor;
+  }
+  // Counted (RPC outcome, latency, tenant) by the reactor; its compiles
+  // take places in the tenant's compile queue.
+  return CompileReactor::Start(compile_, metrics_, context, request, response, *tenant);
 }
 
-grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Session(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* MaskdService::Session(
     grpc::CallbackServerContext* context) {
   absl::StatusOr<std::string> tenant = Authenticate(*context);
   if (!tenant.ok()) {
@@ -193,7 +194,7 @@ grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* MaskdService::Sessio
   metrics_->CountTenantCall(*tenant, "Session", grpc::StatusCode::OK);
   // Counted (active streams, RPC outcome) by the reactor, which outlives
   // this call.
-  return session_->Open(context);
+  return session_->Open(context, *tenant);
 }
 
 }  // namespace maskd

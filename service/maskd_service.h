@@ -1,7 +1,9 @@
 // The maskd.v1.Maskd gRPC service: tokenizer RPCs here, Compile and Session
 // delegated to their handlers. Every RPC is counted and timed in
-// ServiceMetrics. Session uses the callback API (one reactor per stream, no
-// thread held per stream); the unary RPCs stay synchronous.
+// ServiceMetrics. Session and Compile use the callback API on raw bytes (one
+// reactor per call, no thread held while a compile runs; requests parsed by
+// maskd so a malformed one is INVALID_ARGUMENT naming the field); the
+// tokenizer RPCs stay synchronous.
 #ifndef MASKD_SERVICE_MASKD_SERVICE_H_
 #define MASKD_SERVICE_MASKD_SERVICE_H_
 
@@ -17,7 +19,8 @@ namespace maskd {
 // What the service reports about a registered tokenizer.
 void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info);
 
-class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Maskd::Service> {
+class MaskdService final : public v1::Maskd::WithRawCallbackMethod_Compile<
+                               v1::Maskd::WithRawCallbackMethod_Session<v1::Maskd::Service>> {
  public:
   // All pointers must outlive the service. Every RPC first authenticates
   // its caller with `auth` (token_auth.h). Tokenizer uploads are refused
@@ -35,9 +38,10 @@ class MaskdService final : public v1::Maskd::WithCallbackMethod_Session<v1::Mask
   grpc::Status ListTokenizers(grpc::ServerContext* context,
                               const v1::ListTokenizersRequest* request,
                               v1::ListTokenizersResponse* response) override;
-  grpc::Status Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
-                       v1::CompileResponse* response) override;
-  grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* Session(
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Session(
       grpc::CallbackServerContext* context) override;
 
  private:

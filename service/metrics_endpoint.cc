@@ -1,7 +1,10 @@
 #include "service/metrics_endpoint.h"
 
+#include <algorithm>
 #include <exception>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -11,7 +14,7 @@
 namespace maskd {
 namespace {
 
-// Plain HTTP: prometheus-cpp's civetweb Exposer with one serving thread.
+// Plain HTTP: prometheus-cpp's civetweb Exposer.
 class CivetMetricsEndpoint final : public MetricsEndpoint {
  public:
   explicit CivetMetricsEndpoint(std::unique_ptr<prometheus::Exposer> exposer)
@@ -30,8 +33,8 @@ class CivetMetricsEndpoint final : public MetricsEndpoint {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetricsEndpoint(const std::string& listen,
-                                                                      const TlsOptions& tls) {
+absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetricsEndpoint(
+    const std::string& listen, const TlsOptions& tls, int threads, absl::Duration request_timeout) {
   if (tls.enabled()) {
     absl::StatusOr<std::unique_ptr<HttpsMetricsServer>> https =
         HttpsMetricsServer::Start(listen, tls);
@@ -39,8 +42,11 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetricsEndpoint(const std:
     return std::unique_ptr<MetricsEndpoint>(*std::move(https));
   }
   try {
-    return std::unique_ptr<MetricsEndpoint>(
-        std::make_unique<CivetMetricsEndpoint>(std::make_unique<prometheus::Exposer>(listen, 1)));
+    return std::unique_ptr<MetricsEndpoint>(std::make_unique<CivetMetricsEndpoint>(
+        std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+            "listening_ports", listen, "num_threads", std::to_string(std::max(1, threads)),
+            "request_timeout_ms",
+            std::to_string(std::max<int64_t>(1, absl::ToInt64Milliseconds(request_timeout)))})));
   } catch (const std::exception& error) {
     return absl::UnavailableError(
         absl::StrCat("cannot serve metrics on ", listen, ": ", error.what()));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "prometheus/collectable.h"
 #include "service/tls_options.h"
 
@@ -28,8 +29,15 @@ class MetricsEndpoint {
 // Binds `listen` (host:port, port 0: any free one): HTTP when `tls` is off,
 // HTTPS with the same certificate, key and client CA as gRPC otherwise.
 // UNAVAILABLE when it cannot bind or the TLS files do not load.
-absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetricsEndpoint(const std::string& listen,
-                                                                      const TlsOptions& tls);
+//
+// Plain HTTP serves on `threads` civetweb threads, each waiting at most
+// `request_timeout` for a scraper's request (or for it to take the answer),
+// so a half-sent request holds one thread that long, never every scraper
+// (with one thread and civetweb's default it blocked /metrics for all).
+// HTTPS serves each connection on its own thread with socket timeouts.
+absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetricsEndpoint(
+    const std::string& listen, const TlsOptions& tls, int threads = 4,
+    absl::Duration request_timeout = absl::Seconds(5));
 
 }  // namespace maskd
 

@@ -10,7 +10,7 @@
 
 namespace maskd {
 
-class RefusedStream final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // gRPC owns the reactor; it deletes itself in OnDone.
   explicit RefusedStream(const grpc::Status& status) { Finish(status); }

@@ -75,12 +75,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->compile_ =
       std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
                                        server->metrics_.get(), options.compile_limits);
+  server->releaser_ = std::make_unique<MemoryReleaser>(options.memory_release_interval);
   SessionEnv env;
+  env.releaser = server->releaser_.get();
   env.compiler = server->compile_.get();
   env.store = server->store_.get();
   env.pool = server->step_pool_.get();
   env.metrics = server->metrics_.get();
   env.limits = options.session_limits;
+  env.limits.max_response_bytes = static_cast<size_t>(options.max_message_bytes);
   server->session_ = std::make_unique<SessionRegistry>(env, options.session_idle_timeout);
   server->auth_ = options.security.auth;
   server->service_ = std::make_unique<MaskdService>(
@@ -126,7 +129,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
 
   if (!options.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsEndpoint>> exposer =
-        StartMetricsEndpoint(options.metrics_listen, options.security.tls);
+        StartMetricsEndpoint(options.metrics_listen, options.security.tls, options.metrics_threads,
+                             options.metrics_request_timeout);
     if (!exposer.ok()) {
       server->Shutdown(absl::ZeroDuration());
       return exposer.status();

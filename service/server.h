@@ -15,6 +15,7 @@
 #include "service/grammar_store.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
+#include "service/memory_release.h"
 #include "service/metrics_endpoint.h"
 #include "service/process_metrics.h"
 #include "service/security_options.h"
@@ -48,6 +49,14 @@ struct ServerOptions {
   SessionLimits session_limits;
   // A stream with no request for this long is ended; zero: never.
   absl::Duration session_idle_timeout = absl::Minutes(10);
+  // /metrics: threads serving it, and how long one waits for a scraper's
+  // request (or for it to read the answer), so a half-sent request holds
+  // one thread for that long at most instead of blocking every scraper.
+  int metrics_threads = 4;
+  absl::Duration metrics_request_timeout = absl::Seconds(5);
+  // How often freed memory may be returned to the OS (malloc_trim after a
+  // stream ends); zero: never.
+  absl::Duration memory_release_interval = absl::Seconds(1);
   // TLS on both listeners, bearer tokens (security_options.h).
   SecurityOptions security;
 };
@@ -84,6 +93,7 @@ class Server {
   std::shared_ptr<ProcessCollector> process_collector_;
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
+  std::unique_ptr<MemoryReleaser> releaser_;
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionRegistry> session_;
   std::shared_ptr<const TokenAuthenticator> auth_;

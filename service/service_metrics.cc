@@ -145,6 +145,9 @@ void ServiceMetrics::RecordCompile(const char* kind, const absl::Status& outcome
     case absl::StatusCode::kUnimplemented:
       label = "unimplemented";
       break;
+    case absl::StatusCode::kCancelled:
+      label = "cancelled";  // every caller left (grammar_store.h)
+      break;
     default:
       break;
   }

@@ -3,7 +3,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "service/bounded_text.h"
+#include "service/request_parse.h"
 #include "service/service_metrics.h"
 #include "service/session_registry.h"
 
@@ -19,13 +22,18 @@ absl::Time StreamDeadline(const grpc::CallbackServerContext* context) {
   return absl::FromChrono(deadline);
 }
 
+grpc::Status ToGrpc(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), BoundedText(status.message()));
+}
+
 }  // namespace
 
 SessionReactor::SessionReactor(SessionRegistry* registry, grpc::CallbackServerContext* context,
-                               const SessionEnv& env)
+                               const SessionEnv& env, std::string tenant)
     : registry_(registry),
       context_(context),
       env_(env),
+      tenant_(std::move(tenant)),
       opened_(std::chrono::steady_clock::now()),
       last_request_(opened_),
       stream_(env) {}
@@ -38,7 +46,7 @@ void SessionReactor::Start(std::optional<grpc::Status> refusal) {
     FinishLocked(*std::move(refusal));
     return;
   }
-  StartRead(&request_);
+  StartRead(&read_buffer_);
 }
 
 void SessionReactor::End(grpc::Status status) {
@@ -53,8 +61,19 @@ void SessionReactor::End(grpc::Status status) {
 
 void SessionReactor::EndIfIdleSince(std::chrono::steady_clock::time_point cutoff,
                                     grpc::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (state_ == State::kReading && last_request_ < cutoff) FinishLocked(std::move(status));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::kReading && last_request_ < cutoff) {
+      FinishLocked(std::move(status));
+      return;
+    }
+    if (state_ != State::kWriting || write_start_ >= cutoff || stalled_) return;
+    // The client has not taken the last response for the whole timeout:
+    // the write never completes by itself, so cancel the call (the write
+    // then fails and the stream finishes, freeing its sequences).
+    stalled_ = true;
+  }
+  context_->TryCancel();
 }
 
 void SessionReactor::FinishLocked(grpc::Status status) {
@@ -65,20 +84,83 @@ void SessionReactor::FinishLocked(grpc::Status status) {
 }
 
 void SessionReactor::OnReadDone(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
-  // A request that raced with End is dropped: the stream is over.
-  if (state_ == State::kFinished) return;
-  if (!ok) {
-    // The client half-closed (or the call is gone): sequences end with it.
-    FinishLocked(grpc::Status::OK);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A request that raced with End is dropped: the stream is over.
+    if (state_ == State::kFinished) return;
+    if (!ok) {
+      // The client half-closed (or the call is gone): sequences end with it.
+      FinishLocked(grpc::Status::OK);
+      return;
+    }
+    state_ = State::kStepping;
+    step_start_ = std::chrono::steady_clock::now();
+    last_request_ = step_start_;
+  }
+  absl::Status parsed = ParseRequest(read_buffer_, &request_);
+  read_buffer_.Clear();
+  if (!parsed.ok()) {
+    // Nothing of the request can be trusted: the stream ends, saying why.
+    std::lock_guard<std::mutex> lock(mu_);
+    FinishLocked(ToGrpc(absl::InvalidArgumentError(absl::StrCat(
+        parsed.message(), "; the stream ends (its sequences are closed), open a new one"))));
     return;
   }
-  state_ = State::kStepping;
-  step_start_ = std::chrono::steady_clock::now();
-  last_request_ = step_start_;
-  lock.unlock();
+  std::vector<int> compiles = stream_.InlineCompiles(request_);
+  if (!compiles.empty()) {
+    AwaitCompiles(compiles);
+    return;
+  }
+  Dispatch(/*may_run_inline=*/true);
+}
+
+void SessionReactor::AwaitCompiles(const std::vector<int>& indices) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = State::kCompiling;
+    precompiled_.assign(static_cast<size_t>(request_.ops_size()), std::nullopt);
+    // One more than the compiles: the loop below holds the last one, so the
+    // step cannot start while compiles are still being started.
+    compiles_pending_ = indices.size() + 1;
+  }
+  const absl::Time deadline = StreamDeadline(context_);
+  auto one_done = [this] {
+    bool ready;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready = --compiles_pending_ == 0;
+      if (ready) state_ = State::kStepping;
+    }
+    if (ready) Dispatch(/*may_run_inline=*/false);
+  };
+  for (int index : indices) {
+    std::shared_ptr<CompileWait> wait = env_.compiler->CompileGrammarAsync(
+        request_.ops(index).open().compile(), tenant_, deadline,
+        [this, index, one_done](absl::StatusOr<CompileOutcome> outcome, bool /*spec_error*/) {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (outcome.ok()) {
+              precompiled_[index] = outcome->handle.grammar;
+            } else {
+              precompiled_[index] = outcome.status();
+            }
+          }
+          one_done();
+        });
+    bool abandon = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (wait != nullptr) waits_.push_back(wait);
+      abandon = cancelled_;
+    }
+    if (abandon && wait != nullptr) wait->Abandon();
+  }
+  one_done();
+}
+
+void SessionReactor::Dispatch(bool may_run_inline) {
   // A small step costs less than handing it to the pool and back.
-  if (stream_.RunsInline(request_)) {
+  if (may_run_inline && stream_.RunsInline(request_)) {
     RunStep();
   } else {
     env_.pool->Submit([this] { RunStep(); });
@@ -87,23 +169,40 @@ void SessionReactor::OnReadDone(bool ok) {
 
 void SessionReactor::RunStep() {
   response_.Clear();
-  absl::Status status = stream_.Step(request_, StreamDeadline(context_), &response_);
-  if (status.ok()) {
-    StartWrite(&response_);
+  const absl::Status status = stream_.Step(request_, StreamDeadline(context_), &response_,
+                                           precompiled_.empty() ? nullptr : &precompiled_);
+  std::vector<std::shared_ptr<CompileWait>> waits;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    precompiled_.clear();
+    waits.swap(waits_);
+  }
+  if (!status.ok()) {
+    // The request broke the stream's contract: end it instead of answering.
+    std::lock_guard<std::mutex> lock(mu_);
+    FinishLocked(ToGrpc(status));
     return;
   }
-  // The request broke the stream's contract: end it instead of answering.
+  SerializeResponse(response_, &write_buffer_);
   std::lock_guard<std::mutex> lock(mu_);
-  FinishLocked(
-      grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message())));
+  state_ = State::kWriting;
+  write_start_ = std::chrono::steady_clock::now();
+  StartWrite(&write_buffer_);
 }
 
 void SessionReactor::OnWriteDone(bool ok) {
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - step_start_;
   env_.metrics->ObserveStep(took.count(), static_cast<size_t>(request_.ops_size()));
+  write_buffer_.Clear();
   std::lock_guard<std::mutex> lock(mu_);
   if (!ok) {
-    FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the response could not be sent"));
+    if (stalled_) {
+      FinishLocked(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                "the client read no response for --session_idle_timeout: the "
+                                "server closed this stream and its sequences"));
+    } else {
+      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the response could not be sent"));
+    }
     return;
   }
   if (end_wanted_.has_value()) {
@@ -112,7 +211,19 @@ void SessionReactor::OnWriteDone(bool ok) {
   }
   state_ = State::kReading;
   last_request_ = std::chrono::steady_clock::now();
-  StartRead(&request_);
+  StartRead(&read_buffer_);
+}
+
+void SessionReactor::OnCancel() {
+  std::vector<std::shared_ptr<CompileWait>> waits;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    waits = waits_;
+  }
+  // Each abandoned wait answers CANCELLED at once; the step then runs and
+  // its write fails, which finishes the stream.
+  for (const std::shared_ptr<CompileWait>& wait : waits) wait->Abandon();
 }
 
 void SessionReactor::OnDone() {
@@ -128,6 +239,8 @@ void SessionReactor::OnDone() {
   // The registry's reference goes last: `self` may destroy this object as the
   // function returns.
   std::shared_ptr<SessionReactor> self = registry_->Unregister(this);
+  // The stream's sequences go with it: let the allocator give them back.
+  if (env_.releaser != nullptr) env_.releaser->Note();
 }
 
 }  // namespace maskd

@@ -1,32 +1,44 @@
-// One Session stream on the gRPC callback API: reads a StepRequest, runs it
-// on the step pool (SessionStream::Step; a small one without opens runs on
-// the gRPC thread that read it, see SessionLimits::max_inline_step_ops),
-// writes the StepResponse, then reads the next one, so responses keep the
-// order of requests and at most one step per stream is in flight.
+// One Session stream on the gRPC callback API, on raw bytes: reads a
+// StepRequest (parsed here, so one protobuf refuses ends the stream with
+// INVALID_ARGUMENT naming the field), awaits the grammars of its
+// inline-compile opens without holding any thread (the compile cache calls
+// back; other streams' steps go on), runs it on the step pool
+// (SessionStream::Step; a small one without opens runs on the gRPC thread
+// that read it, see SessionLimits::max_inline_step_ops), writes the
+// StepResponse, then reads the next one, so responses keep the order of
+// requests and at most one step per stream is in flight.
 //
 // The stream ends when the client half-closes or cancels, or when the
 // server ends it (End: drain or idle timeout): at once if it is waiting for a
-// request, otherwise right after the step in flight has been answered.
+// request, otherwise right after the step in flight has been answered. A
+// client that stops reading (its response cannot be written for the idle
+// timeout) loses the stream too: the call is cancelled, freeing its
+// sequences.
 #ifndef MASKD_SERVICE_SESSION_REACTOR_H_
 #define MASKD_SERVICE_SESSION_REACTOR_H_
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "grpcpp/server_context.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "maskd/v1/session.pb.h"
+#include "service/grammar_store.h"
 #include "service/session_stream.h"
 
 namespace maskd {
 
 class SessionRegistry;
 
-class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   SessionReactor(SessionRegistry* registry, grpc::CallbackServerContext* context,
-                 const SessionEnv& env);
+                 const SessionEnv& env, std::string tenant);
 
   // Starts reading, or ends the stream with `refusal` at once when set.
   void Start(std::optional<grpc::Status> refusal);
@@ -37,18 +49,24 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1:
 
   // Ends the stream with `status` if it has been waiting for a request
   // since before `cutoff` (checked and ended atomically, so a request that
-  // just arrived is still answered).
+  // just arrived is still answered), or cancels it if its response has been
+  // waiting to be written (the client reads nothing) since before `cutoff`.
   void EndIfIdleSince(std::chrono::steady_clock::time_point cutoff, grpc::Status status);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
+  void OnCancel() override;
   void OnDone() override;
 
  private:
-  enum class State { kReading, kStepping, kFinished };
+  enum class State { kReading, kCompiling, kStepping, kWriting, kFinished };
 
-  // Runs the request just read and starts writing its response (pool thread,
-  // or inline in OnReadDone).
+  // Starts the inline compiles of request_ (ops `indices`); the step runs
+  // once all are answered.
+  void AwaitCompiles(const std::vector<int>& indices);
+  // Hands the step to the pool (or runs it here when small).
+  void Dispatch(bool may_run_inline);
+  // Runs the request just read and starts writing its response.
   void RunStep();
   // Calls Finish once; caller holds mu_.
   void FinishLocked(grpc::Status status);
@@ -56,6 +74,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1:
   SessionRegistry* const registry_;
   grpc::CallbackServerContext* const context_;
   SessionEnv env_;
+  const std::string tenant_;
   const std::chrono::steady_clock::time_point opened_;
 
   std::mutex mu_;
@@ -63,11 +82,19 @@ class SessionReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1:
   std::optional<grpc::Status> end_wanted_;              // guarded by mu_
   grpc::StatusCode final_code_ = grpc::StatusCode::OK;  // guarded by mu_
   std::chrono::steady_clock::time_point last_request_;  // guarded by mu_
+  std::chrono::steady_clock::time_point write_start_;   // guarded by mu_
+  bool stalled_ = false;                                // cancelled for not reading; guarded by mu_
+  bool cancelled_ = false;                              // guarded by mu_
+  std::vector<std::shared_ptr<CompileWait>> waits_;     // guarded by mu_
+  size_t compiles_pending_ = 0;                         // guarded by mu_
 
   // Touched only by the one step in flight (reads and writes alternate).
   SessionStream stream_;
+  grpc::ByteBuffer read_buffer_;
+  grpc::ByteBuffer write_buffer_;
   v1::StepRequest request_;
   v1::StepResponse response_;
+  PrecompiledGrammars precompiled_;  // written by compile callbacks, under mu_
   std::chrono::steady_clock::time_point step_start_;
 };
 

@@ -23,9 +23,9 @@ SessionRegistry::~SessionRegistry() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* SessionRegistry::Open(
-    grpc::CallbackServerContext* context) {
-  auto reactor = std::make_shared<SessionReactor>(this, context, env_);
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SessionRegistry::Open(
+    grpc::CallbackServerContext* context, const std::string& tenant) {
+  auto reactor = std::make_shared<SessionReactor>(this, context, env_, tenant);
   env_.metrics->active_streams().Increment();
   std::optional<grpc::Status> refusal;
   {

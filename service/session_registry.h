@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,9 +32,10 @@ class SessionRegistry {
   SessionRegistry(const SessionRegistry&) = delete;
   SessionRegistry& operator=(const SessionRegistry&) = delete;
 
-  // A new stream; gRPC owns the reactor until its OnDone.
-  grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* Open(
-      grpc::CallbackServerContext* context);
+  // A new stream of `tenant` (its compiles count against the tenant's
+  // queue); gRPC owns the reactor until its OnDone.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Open(
+      grpc::CallbackServerContext* context, const std::string& tenant = "");
 
   // New streams are refused with UNAVAILABLE; open ones end with
   // UNAVAILABLE as soon as they have answered their step in flight.

@@ -23,6 +23,7 @@ namespace maskd {
 struct SessionStream::Work {
   enum class Kind { kNone, kOpen, kAdvance };
   Kind kind = Kind::kNone;
+  int index = 0;  // in the request
   const v1::SequenceOp* op = nullptr;
   v1::SequenceResult* result = nullptr;
   Sequence* sequence = nullptr;      // kAdvance: the sequence it applies to
@@ -75,8 +76,22 @@ bool SessionStream::RunsInline(const v1::StepRequest& request) const {
   return true;
 }
 
+std::vector<int> SessionStream::InlineCompiles(const v1::StepRequest& request) const {
+  std::vector<int> out;
+  if (static_cast<size_t>(request.ops_size()) > env_.limits.max_ops_per_request) return out;
+  for (int i = 0; i < request.ops_size(); ++i) {
+    const v1::SequenceOp& op = request.ops(i);
+    if (op.op_case() == v1::SequenceOp::kOpen &&
+        op.open().grammar_case() == v1::OpenSequence::kCompile) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
 absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time deadline,
-                                 v1::StepResponse* response) {
+                                 v1::StepResponse* response,
+                                 const PrecompiledGrammars* precompiled) {
   // Stream settings: granted on the first request, fixed afterwards.
   const uint32_t asked_slots = request.session_options().mask_dictionary_slots();
   if (!configured_) {
@@ -96,6 +111,7 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
   response->mutable_results()->Reserve(n);
   std::vector<Work> works(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
+    works[i].index = i;
     works[i].op = &request.ops(i);
     works[i].result = response->add_results();
     works[i].result->set_sequence_id(request.ops(i).sequence_id());
@@ -165,12 +181,16 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
   env_.pool->ParallelFor(runnable.size(), [&](size_t i) {
     Work& work = *runnable[i];
     if (work.kind == Work::Kind::kOpen) {
-      Open(work.op->open(), deadline, work);
+      Open(work.op->open(), deadline, precompiled, work);
     } else {
       Advance(work.op->advance(), *work.sequence, work);
     }
   });
   if (dictionary_ != nullptr) AssignDictionary(works);
+  if (env_.limits.max_response_bytes > 0 &&
+      response->ByteSizeLong() > env_.limits.max_response_bytes) {
+    FitResponse(works, response);
+  }
 
   // Bookkeeping, in request order again.
   ServiceMetrics& metrics = *env_.metrics;
@@ -249,7 +269,52 @@ void SessionStream::AssignDictionary(std::vector<Work>& works) {
   });
 }
 
-void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline, Work& work) {
+void SessionStream::FitResponse(std::vector<Work>& works, v1::StepResponse* response) {
+  const size_t limit = env_.limits.max_response_bytes;
+  const absl::Status cut = absl::ResourceExhaustedError(absl::StrCat(
+      "the response would pass this server's message limit of ", limit,
+      " bytes (--max_message_bytes) with this mask: the op was applied (an opened sequence is "
+      "open, an advance kept tokens_accepted tokens) but its mask was left out; ask for it "
+      "again with an advance without tokens, or send fewer ops per request"));
+  // What each result costs as it is (plus its tag and length prefix), and
+  // what it would cost with its mask cut.
+  constexpr size_t kFraming = 6;
+  const size_t cut_cost = cut.message().size() + 64;
+  const size_t n = works.size();
+  std::vector<size_t> cost(n);
+  std::vector<size_t> after(n + 1, 0);  // cost of results i.. with their masks cut
+  for (size_t i = n; i-- > 0;) {
+    const v1::SequenceResult& result = *works[i].result;
+    cost[i] = result.ByteSizeLong() + kFraming;
+    after[i] = after[i + 1] + (result.has_mask() ? std::min(cost[i], cut_cost) : cost[i]);
+  }
+  // Room for the response's own fields.
+  constexpr size_t kReserve = 64;
+  size_t used =
+      kReserve +
+      (response->has_session_grant() ? response->session_grant().ByteSizeLong() + kFraming : 0);
+  bool full = false;
+  for (size_t i = 0; i < n; ++i) {
+    Work& work = works[i];
+    v1::SequenceResult& result = *work.result;
+    // Kept whole while everything after it still fits with masks cut.
+    if (!full && used + cost[i] + after[i + 1] <= limit) {
+      used += cost[i];
+      continue;
+    }
+    full = true;  // later masks go too, so no reference outlives its store
+    if (!result.has_mask()) continue;
+    if (result.mask().has_dictionary_store()) dictionary_->Forget(result.mask().dictionary_store());
+    result.clear_mask();
+    result.clear_jump_forward();
+    result.clear_stop();
+    work.has_mask = false;
+    work.Fail(cut);
+  }
+}
+
+void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline,
+                         const PrecompiledGrammars* precompiled, Work& work) {
   if (!v1::MaskEncoding_IsValid(open.mask_encoding())) {
     work.Fail(absl::InvalidArgumentError(
         absl::StrCat("open.mask_encoding ", open.mask_encoding(), " is not a known MaskEncoding")));
@@ -274,6 +339,17 @@ void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline, Work
       }
       break;
     case v1::OpenSequence::kCompile: {
+      if (precompiled != nullptr && static_cast<size_t>(work.index) < precompiled->size() &&
+          (*precompiled)[work.index].has_value()) {
+        const auto& compiled = *(*precompiled)[work.index];
+        if (!compiled.ok()) {
+          work.Fail(absl::Status(compiled.status().code(),
+                                 absl::StrCat("open.compile: ", compiled.status().message())));
+          return;
+        }
+        grammar = *compiled;
+        break;
+      }
       bool spec_error = false;
       absl::StatusOr<CompileOutcome> outcome =
           env_.compiler->CompileGrammar(open.compile(), deadline, &spec_error);
@@ -301,6 +377,13 @@ void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline, Work
 }
 
 void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequence, Work& work) {
+  const size_t tokens = static_cast<size_t>(advance.tokens_size() + advance.draft_tokens_size());
+  if (env_.limits.max_tokens_per_op > 0 && tokens > env_.limits.max_tokens_per_op) {
+    work.Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "advance carries ", tokens, " tokens and draft tokens, over this server's limit of ",
+        env_.limits.max_tokens_per_op, " per op (--max_tokens_per_op); sequence unchanged")));
+    return;
+  }
   Matcher& matcher = *sequence.matcher;
   if (advance.rollback_tokens() > 0) {
     if (absl::Status s = matcher.Rollback(advance.rollback_tokens()); !s.ok()) {

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -28,6 +29,7 @@
 #include "service/grammar_store.h"
 #include "service/mask_dictionary.h"
 #include "service/mask_encoding.h"
+#include "service/memory_release.h"
 #include "service/service_metrics.h"
 #include "service/thread_pool.h"
 
@@ -50,7 +52,19 @@ struct SessionLimits {
   // that read them, not handed to the step pool (saves two thread wake-ups,
   // most of a small step's cost); 0: always on the pool.
   size_t max_inline_step_ops = 1;
+  // Largest StepResponse sent (the server's --max_message_bytes); masks that
+  // would pass it are left out of the response, each op failing with
+  // RESOURCE_EXHAUSTED instead of the whole stream. 0: no limit.
+  size_t max_response_bytes = 0;
+  // Most tokens (tokens + draft_tokens) one AdvanceSequence may carry
+  // (--max_tokens_per_op); 0: no limit.
+  size_t max_tokens_per_op = 0;
 };
+
+// Grammars of a request's inline-compile opens, compiled before the step
+// runs (SessionStream::InlineCompiles), by op index; nullopt for other ops.
+using PrecompiledGrammars =
+    std::vector<std::optional<absl::StatusOr<std::shared_ptr<const CompiledGrammar>>>>;
 
 // What every stream of a server shares. All pointers outlive the streams.
 struct SessionEnv {
@@ -58,6 +72,8 @@ struct SessionEnv {
   GrammarStore* store = nullptr;
   ThreadPool* pool = nullptr;
   ServiceMetrics* metrics = nullptr;
+  // Told when a stream ends (its sequences freed); may be null.
+  MemoryReleaser* releaser = nullptr;
   SessionLimits limits;
 };
 
@@ -75,8 +91,17 @@ class SessionStream {
   // thread-safe: a stream handles one request at a time. A non-OK status
   // means the stream must end with it instead of answering (a request that
   // changes the stream's session_options; no op was applied).
-  absl::Status Step(const v1::StepRequest& request, absl::Time deadline,
-                    v1::StepResponse* response);
+  //
+  // `precompiled` (may be null) holds the grammars of the request's inline
+  // compiles, awaited by the caller without holding a step thread; an
+  // inline compile not in it is compiled here, on the calling thread.
+  absl::Status Step(const v1::StepRequest& request, absl::Time deadline, v1::StepResponse* response,
+                    const PrecompiledGrammars* precompiled = nullptr);
+
+  // The ops of `request` that open with an inline compile (their indices),
+  // for the caller to compile before Step; none when the request has more
+  // ops than the server takes (they all fail without a compile).
+  std::vector<int> InlineCompiles(const v1::StepRequest& request) const;
 
   size_t open_sequences() const { return sequences_.size(); }
   // Whether `request` is small enough to run on the thread that received it
@@ -97,7 +122,10 @@ class SessionStream {
   };
   struct Work;
 
-  void Open(const v1::OpenSequence& open, absl::Time deadline, Work& work);
+  void Open(const v1::OpenSequence& open, absl::Time deadline,
+            const PrecompiledGrammars* precompiled, Work& work);
+  // Leaves out the masks past max_response_bytes (see SessionLimits).
+  void FitResponse(std::vector<Work>& works, v1::StepResponse* response);
   void Advance(const v1::AdvanceSequence& advance, Sequence& sequence, Work& work);
   // Fills the mask (or, with a dictionary, computes it into work.words for
   // AssignDictionary), stop status and jump-forward of `work.result`.

@@ -8,6 +8,7 @@
 
 #include "compiler/compile/compile.h"
 #include "compiler/errors/spec_location.h"
+#include "service/bounded_text.h"
 
 namespace maskd {
 namespace {
@@ -48,7 +49,7 @@ uint64_t ByteOffsetOfLineColumn(std::string_view text, uint32_t line, uint32_t c
 
 void FillError(const absl::Status& status, v1::Error* error) {
   error->set_code(static_cast<int32_t>(status.code()));
-  error->set_message(std::string(status.message()));
+  error->set_message(BoundedText(status.message()));
 }
 
 void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view spec_text,
@@ -59,7 +60,7 @@ void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view s
     case SpecKind::kStructuralTag:
       if (std::optional<std::string> pointer = JsonPointerOf(status);
           pointer.has_value() && !pointer->empty()) {
-        error->mutable_location()->set_json_pointer(*pointer);
+        error->mutable_location()->set_json_pointer(BoundedText(*pointer));
       }
       break;
     case SpecKind::kRegex:

@@ -35,6 +35,12 @@ ABSL_FLAG(double, time_limit_s, 30, "per-schema time limit; past it the schema i
 ABSL_FLAG(int, threads, 1, "schemas run in parallel (timings are per thread)");
 ABSL_FLAG(bool, strict, false,
           "unknown JSON Schema keywords are compile errors (default: ignored, as validators do)");
+ABSL_FLAG(std::string, property_order, "schema",
+          "object keys in 'schema' order or in 'any' order (each declared key at most once), "
+          "as MaskBench's instances, written by json.dumps from parsed documents, may have them");
+ABSL_FLAG(std::string, unknown_formats, "refuse",
+          "JSON Schema formats without an exact language: 'refuse' the schema or 'ignore' "
+          "them (plain strings)");
 ABSL_FLAG(std::string, summary_json, "", "write the table's numbers as one JSON object here");
 ABSL_FLAG(std::string, results, "", "write one JSON line per schema (verdict, reason) here");
 ABSL_FLAG(std::string, clock, "wall",
@@ -113,6 +119,20 @@ int Main() {
       cases->size(), absl::GetFlag(FLAGS_sample) ? absl::GetFlag(FLAGS_sample) : cases->size());
   RunOptions options;
   options.compile.strict = absl::GetFlag(FLAGS_strict);
+  if (absl::GetFlag(FLAGS_property_order) == "any") {
+    options.compile.property_order = PropertyOrder::kAnyOrder;
+  } else if (absl::GetFlag(FLAGS_property_order) != "schema") {
+    std::fprintf(stderr, "maskbench: --property_order must be 'schema' or 'any', not '%s'\n",
+                 absl::GetFlag(FLAGS_property_order).c_str());
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_unknown_formats) == "ignore") {
+    options.compile.unknown_formats = UnknownFormats::kIgnore;
+  } else if (absl::GetFlag(FLAGS_unknown_formats) != "refuse") {
+    std::fprintf(stderr, "maskbench: --unknown_formats must be 'refuse' or 'ignore', not '%s'\n",
+                 absl::GetFlag(FLAGS_unknown_formats).c_str());
+    return 2;
+  }
   options.time_limit =
       std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_time_limit_s) * 1000));
   if (const std::string clock = absl::GetFlag(FLAGS_clock); clock == "thread_cpu") {
@@ -205,6 +225,8 @@ int Main() {
   const double peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
 
   nlohmann::ordered_json summary;
+  summary["property_order"] = absl::GetFlag(FLAGS_property_order);
+  summary["unknown_formats"] = absl::GetFlag(FLAGS_unknown_formats);
   summary["clock"] = absl::GetFlag(FLAGS_clock);
   summary["schemas"] = results.size();
   summary["with_tests"] = with_tests;

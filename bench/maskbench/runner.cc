@@ -145,9 +145,12 @@ SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer
       CompileGrammar(spec, options.compile, tokenizer);
   result.compile_ns = compile_watch.ElapsedNs();
   if (!grammar.ok()) {
-    result.verdict = grammar.status().code() == absl::StatusCode::kDeadlineExceeded
-                         ? Verdict::kTimeout
-                         : Verdict::kCompileError;
+    // Internal: an error the engine did not mean to give (a lowering bug),
+    // counted against the engine, never as a refusal.
+    const absl::StatusCode code = grammar.status().code();
+    result.verdict = code == absl::StatusCode::kDeadlineExceeded ? Verdict::kTimeout
+                     : code == absl::StatusCode::kInternal       ? Verdict::kEngineError
+                                                                 : Verdict::kCompileError;
     result.reason = std::string(grammar.status().message());
     return result;
   }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
+#include "compiler/grammar_text/grammar_text.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
@@ -23,16 +24,33 @@ using Clock = std::chrono::steady_clock;
 // DeadlineExceeded once `deadline` has passed, naming the stage just done.
 absl::Status CheckDeadline(Clock::time_point deadline, const CompileOptions& options,
                            std::string_view stage) {
+  if (options.cancelled != nullptr && options.cancelled->load(std::memory_order_relaxed)) {
+    return absl::CancelledError(absl::StrCat("compile cancelled during ", std::string(stage),
+                                             ": no caller waits for it any more"));
+  }
   if (Clock::now() < deadline) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrCat("compile exceeded its time limit of ",
                                                   options.time_limit_ms, " ms during ",
                                                   std::string(stage)));
 }
 
+json_schema::Whitespace JsonWhitespace(WhitespaceMode mode) {
+  switch (mode) {
+    case WhitespaceMode::kCompact:
+      return json_schema::Whitespace::kCompact;
+    case WhitespaceMode::kFlexible:
+      return json_schema::Whitespace::kFlexible;
+    case WhitespaceMode::kBounded:
+      break;
+  }
+  return json_schema::Whitespace::kBounded;
+}
+
 json_schema::ParseOptions SchemaParseOptions(const CompileOptions& options) {
   json_schema::ParseOptions parse;
   parse.strict_keywords = options.strict;
   parse.closed_objects = options.additional_properties_default_false;
+  parse.max_depth = static_cast<int>(options.max_recursion_depth);
   return parse;
 }
 
@@ -40,18 +58,12 @@ json_schema::LowerOptions SchemaLowerOptions(const CompileOptions& options,
                                              Clock::time_point deadline) {
   json_schema::LowerOptions lower;
   lower.deadline = deadline;
-  switch (options.whitespace) {
-    case WhitespaceMode::kCompact:
-      lower.whitespace = json_schema::Whitespace::kCompact;
-      break;
-    case WhitespaceMode::kFlexible:
-      lower.whitespace = json_schema::Whitespace::kFlexible;
-      break;
-    case WhitespaceMode::kBounded:
-      lower.whitespace = json_schema::Whitespace::kBounded;
-      break;
-  }
+  lower.cancelled = options.cancelled;
+  lower.whitespace = JsonWhitespace(options.whitespace);
   lower.max_whitespace_run = options.max_whitespace_run;
+  lower.any_order_properties = options.property_order == PropertyOrder::kAnyOrder;
+  lower.ignore_unknown_formats = options.unknown_formats == UnknownFormats::kIgnore;
+  lower.max_regex_nesting = static_cast<int>(options.max_recursion_depth);
   return lower;
 }
 
@@ -79,7 +91,8 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       // A regex spec constrains the whole output: anchored at both ends.
       GrammarIr ir;
       absl::StatusOr<regex::ExprId> re =
-          regex::ParseEcmaRegex(spec.text, ir.pool.get(), regex::MatchMode::kFullMatch);
+          regex::ParseEcmaRegex(spec.text, ir.pool.get(), regex::MatchMode::kFullMatch,
+                                static_cast<int>(options.max_recursion_depth));
       if (!re.ok()) return re.status();
       if (absl::Status s = BuildSingleRegexGrammar(ir, *re, "regex"); !s.ok()) return s;
       return ir;
@@ -94,8 +107,19 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       tag_options.lower = SchemaLowerOptions(options, deadline);
       return BuildStructuralTagGrammar(spec.text, tag_options);
     }
-    case SpecKind::kEbnf:
-      return absl::UnimplementedError("EBNF/GBNF/Lark grammars are not supported yet");
+    case SpecKind::kEbnf: {
+      grammar_text::GrammarTextOptions text_options;
+      text_options.start_rule = spec.start_rule;
+      text_options.json.strict_keywords = options.strict;
+      text_options.json.closed_objects = options.additional_properties_default_false;
+      text_options.json.whitespace = JsonWhitespace(options.whitespace);
+      text_options.json.max_whitespace_run = options.max_whitespace_run;
+      const grammar_text::Dialect dialect =
+          spec.dialect == EbnfDialect::kGbnf   ? grammar_text::Dialect::kGbnf
+          : spec.dialect == EbnfDialect::kLark ? grammar_text::Dialect::kLark
+                                               : grammar_text::Dialect::kXGrammarEbnf;
+      return grammar_text::BuildGrammarTextIr(spec.text, dialect, text_options);
+    }
   }
   return absl::InvalidArgumentError("unknown spec kind");
 }
@@ -127,6 +151,11 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
           .count();
   const Clock::time_point deadline =
       started + std::chrono::milliseconds(std::min(options.time_limit_ms, max_ms));
+  if (options.max_recursion_depth == 0 || options.max_recursion_depth > kMaxRecursionDepthLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("max_recursion_depth must be 1 to ",
+                                                   kMaxRecursionDepthLimit, ", got ",
+                                                   options.max_recursion_depth));
+  }
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
   if (!options.reasoning_end_marker.empty()) PrependReasoning(*ir, options.reasoning_end_marker);

@@ -6,6 +6,7 @@
 #ifndef MASKD_COMPILER_COMPILE_COMPILE_H_
 #define MASKD_COMPILER_COMPILE_COMPILE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,6 +28,8 @@ enum class SpecKind {
   kStructuralTag,  // `text` is an XGrammar structural tag (structural_tag/structural_tag.h)
 };
 
+// kW3cEbnf: the EBNF that XGrammar reads (GBNF notation; see
+// compiler/grammar_text/gbnf_front_end.h).
 enum class EbnfDialect { kGbnf, kLark, kW3cEbnf };
 
 // Whitespace the JSON front ends allow between JSON tokens.
@@ -37,6 +40,17 @@ enum class WhitespaceMode {
 };
 
 enum class PropertyOrder { kSchemaOrder, kAnyOrder };
+
+// JSON Schema formats without an exact language in this engine.
+enum class UnknownFormats {
+  kRefuse,  // Unimplemented, naming the format and its pointer.
+  kIgnore,  // Plain strings; listed in CompileStats::ignored_keywords.
+};
+
+// The most CompileOptions::max_recursion_depth may be: inputs this deep
+// compile within an 8 MiB thread stack (tests/matcher/deep_and_flat_specs_test
+// checks it, under ASan too).
+inline constexpr uint32_t kMaxRecursionDepthLimit = 1000;
 
 struct CompileOptions {
   // Bounded by default: as flexible as JSON allows, but a model cannot loop on
@@ -51,7 +65,13 @@ struct CompileOptions {
   // `additionalProperties: false` the default instead.
   bool additional_properties_default_false = false;
   PropertyOrder property_order = PropertyOrder::kSchemaOrder;
-  uint32_t max_recursion_depth = 64;
+  UnknownFormats unknown_formats = UnknownFormats::kRefuse;
+  // Deepest nesting a spec may have: JSON nesting of a schema document, group
+  // nesting of a regex (a regex spec or a schema's patterns). A deeper spec is
+  // InvalidArgument naming this limit and the byte or code point offset. The
+  // front ends recurse once per level, so this is what keeps a spec from
+  // overflowing a compile thread's stack: at most kMaxRecursionDepthLimit.
+  uint32_t max_recursion_depth = 128;
   // Reasoning first: any bytes up to and including the first occurrence of
   // this marker, then the spec's language. Empty: none.
   std::string reasoning_end_marker;
@@ -62,12 +82,19 @@ struct CompileOptions {
   // Budget for precomputed per-lexer-state masks (see mask_cache.h); past it
   // masks are computed by walking the whole token trie (0: always).
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
+  // When set and true, Compile stops at its next deadline check with
+  // Cancelled (the service raises it once no caller waits for the compile).
+  // Not part of what is compiled: never hashed into a handle.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct GrammarSpec {
   SpecKind kind = SpecKind::kBuiltinJson;
   EbnfDialect dialect = EbnfDialect::kGbnf;
   std::string text;
+  // kEbnf: the rule to start from; empty: the dialect's default ("root" for
+  // GBNF and EBNF, "start" for Lark).
+  std::string start_rule;
   std::vector<std::string> choices;
 };
 

@@ -67,6 +67,59 @@ void EarleyParser::BeginSet() {
     allowed_[set_index_].Clear();
   }
   accepting_.push_back(0);
+  if (grammar_->has_unique_keys()) {
+    if (frames_.size() <= set_index_) frames_.resize(set_index_ + 1);
+    frames_[set_index_] = FrameState();
+  }
+}
+
+LexemeRole EarleyParser::RoleOf(const LexemeSet& lexemes, LexemeId* key) const {
+  LexemeRole role = LexemeRole::kNone;
+  const LexemeSet& allowed = Allowed();
+  for (size_t w = 0; w < lexemes.words().size(); ++w) {
+    uint64_t bits = lexemes.words()[w] & allowed.words()[w];
+    while (bits != 0) {
+      const LexemeId id =
+          static_cast<LexemeId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+      bits &= bits - 1;
+      const LexemeRole r = grammar_->lexeme(id).flags.role;
+      if (r == LexemeRole::kUniqueKey) {
+        *key = id;
+        return r;
+      }
+      if (r != LexemeRole::kNone) role = r;
+    }
+  }
+  return role;
+}
+
+void EarleyParser::TrackFrame(LexemeRole role, LexemeId key) {
+  const FrameState& before = frames_[set_index_ - 1];
+  FrameState& now = frames_[set_index_];
+  switch (role) {
+    case LexemeRole::kNone:
+      now.open = before.open;
+      now.last_key = before.last_key;
+      break;
+    case LexemeRole::kOpenObject:
+      now.open = set_index_;
+      now.last_key = kNone;
+      now.parent_open = before.open;
+      now.parent_last_key = before.last_key;
+      break;
+    case LexemeRole::kCloseObject:
+      if (before.open != kNone) {
+        now.open = frames_[before.open].parent_open;
+        now.last_key = frames_[before.open].parent_last_key;
+      }
+      break;
+    case LexemeRole::kUniqueKey:
+      now.open = before.open;
+      now.last_key = set_index_;
+      now.prev_key = before.last_key;
+      now.key = grammar_->unique_key_group(key);
+      break;
+  }
 }
 
 void EarleyParser::AddUnique(uint32_t pos, uint32_t origin) {
@@ -314,6 +367,12 @@ bool EarleyParser::FinishSet() {
       if (g.nullable(s.id())) Add(item.pos + 1, item.origin);
     }
   }
+  if (grammar_->has_unique_keys()) {
+    // Keys this object frame has already had may not come again.
+    for (uint32_t k = frames_[set_index_].last_key; k != kNone; k = frames_[k].prev_key) {
+      for (LexemeId l : g.unique_key_lexemes(frames_[k].key)) allowed.Erase(l);
+    }
+  }
   set_start_.push_back(static_cast<uint32_t>(items_.size()));
   return true;
 }
@@ -325,6 +384,7 @@ bool EarleyParser::Scan(LexemeId t) {
   const uint32_t begin = set_start_[set_start_.size() - 2];
   const uint32_t end = set_start_.back();
   BeginSet();
+  if (g.has_unique_keys()) TrackFrame(g.lexeme(t).flags.role, t);
   for (uint32_t k = begin; k < end; ++k) {
     const Item item = items_[k];
     // Scanned items are distinct (distinct sources) and have a lexeme before
@@ -340,11 +400,17 @@ bool EarleyParser::ScanAny(const LexemeSet& lexemes) {
   const Grammar& g = *grammar_;
   const uint32_t begin = set_start_[set_start_.size() - 2];
   const uint32_t end = set_start_.back();
+  LexemeId key = 0;
+  const LexemeRole role = g.has_unique_keys() ? RoleOf(lexemes, &key) : LexemeRole::kNone;
+  const size_t before = Depth();  // BeginSet may grow allowed_: index, not reference.
   BeginSet();
+  if (g.has_unique_keys()) TrackFrame(role, key);
+  const LexemeSet& allowed = allowed_[before];
   for (uint32_t k = begin; k < end; ++k) {
     const Item item = items_[k];
     const uint32_t sym = g.pos_symbol(item.pos);
-    if ((sym & Symbol::kNonterminalBit) == 0 && lexemes.Contains(sym)) {
+    // Only allowed lexemes: a repeated key is in the items, not in Allowed().
+    if ((sym & Symbol::kNonterminalBit) == 0 && lexemes.Contains(sym) && allowed.Contains(sym)) {
       AddUnique(item.pos + 1, item.origin);
     }
   }

@@ -63,7 +63,10 @@ class EarleyParser {
   size_t Depth() const { return set_start_.size() - 2; }
 
   // Exactly the lexemes t for which (scanned lexemes + t) is a prefix of some
-  // sentence.
+  // sentence; in grammars with unique keys (LexemeRole), of some sentence in
+  // which no kUniqueKey lexeme occurs twice in one object frame (the grammar
+  // must make every frame completable without repeating a key: lowering
+  // tracks required keys and member counts in the grammar itself).
   const LexemeSet& Allowed() const { return allowed_[Depth()]; }
   // Whether the scanned lexemes form a sentence.
   bool IsAccepting() const { return accepting_[Depth()] != 0; }
@@ -86,6 +89,11 @@ class EarleyParser {
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
 
   void BeginSet();
+  // Object frames: after scanning `role` (key: the unique-key lexeme) into
+  // the set being built, from the previous set's frame.
+  void TrackFrame(LexemeRole role, LexemeId key);
+  // The role a ScanAny of `lexemes` plays (a unique key wins), and its key.
+  LexemeRole RoleOf(const LexemeSet& lexemes, LexemeId* key) const;
   // Runs prediction and completion to a fixpoint; on success publishes the
   // set. On a limit error, removes the partial set and returns false.
   bool FinishSet();
@@ -120,6 +128,20 @@ class EarleyParser {
   std::vector<uint32_t> set_start_;  // Set i = items_[set_start_[i], set_start_[i + 1]).
   std::vector<LexemeSet> allowed_;   // Per set; never shrinks so Pop/Scan reuse storage.
   std::vector<uint8_t> accepting_;   // Per set.
+  // Per set, for grammars with unique keys: the set that opened the
+  // innermost object frame (kNone outside any), the last set in that frame
+  // that scanned a unique key (kNone: none yet), and per set that did, its
+  // key and the frame's previous key set; per set that opened a frame, the
+  // enclosing frame to return to when it closes.
+  struct FrameState {
+    uint32_t open = kNone;
+    uint32_t last_key = kNone;
+    uint32_t prev_key = kNone;
+    uint32_t key = 0;  // Grammar::unique_key_group
+    uint32_t parent_open = kNone;
+    uint32_t parent_last_key = kNone;
+  };
+  std::vector<FrameState> frames_;
   absl::Status error_;
 
   // Scratch for building one set, valid where the stamp equals generation_:

@@ -11,7 +11,7 @@
 namespace maskd {
 
 LexemeId GrammarBuilder::AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags) {
-  LexemeKey key{regex, flags.lazy, flags.literal};
+  LexemeKey key{regex, flags.lazy, flags.literal, flags.role};
   auto [it, inserted] = lexeme_by_key_.try_emplace(key, static_cast<LexemeId>(lexemes_.size()));
   if (inserted) lexemes_.push_back(LexemeInfo{std::string(name), regex, flags});
   return it->second;
@@ -54,6 +54,45 @@ std::string NameList(const std::vector<std::string>& names, const std::vector<ui
 
 }  // namespace
 
+// Productive symbols: least fixpoint of "some rule has only productive
+// symbols". Counting unproductive body symbols per rule makes it linear.
+std::vector<uint8_t> GrammarBuilder::ProductiveNonterminals() const {
+  const size_t num_nts = nonterminal_names_.size();
+  std::vector<uint8_t> productive(num_nts, 0);
+  {
+    std::vector<std::vector<uint32_t>> rules_using(num_nts);
+    std::vector<uint32_t> missing(rules_.size(), 0);
+    std::vector<NonterminalId> queue;
+    for (size_t r = 0; r < rules_.size(); ++r) {
+      for (Symbol s : rules_[r].rhs) {
+        if (s.is_nonterminal()) {
+          ++missing[r];
+          rules_using[s.id()].push_back(static_cast<uint32_t>(r));
+        }
+      }
+      if (missing[r] == 0 && !productive[rules_[r].lhs]) {
+        productive[rules_[r].lhs] = 1;
+        queue.push_back(rules_[r].lhs);
+      }
+    }
+    while (!queue.empty()) {
+      NonterminalId a = queue.back();
+      queue.pop_back();
+      for (uint32_t r : rules_using[a]) {
+        if (--missing[r] == 0 && !productive[rules_[r].lhs]) {
+          productive[rules_[r].lhs] = 1;
+          queue.push_back(rules_[r].lhs);
+        }
+      }
+    }
+  }
+  return productive;
+}
+
+bool GrammarBuilder::DerivesSomething(NonterminalId a) const {
+  return a < nonterminal_names_.size() && ProductiveNonterminals()[a] != 0;
+}
+
 absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
   const size_t num_nts = nonterminal_names_.size();
   const size_t num_lex = lexemes_.size();
@@ -90,36 +129,7 @@ absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
                                                    NameList(nonterminal_names_, undefined)));
   }
 
-  // Productive symbols: least fixpoint of "some rule has only productive
-  // symbols". Counting unproductive body symbols per rule makes it linear.
-  std::vector<uint8_t> productive(num_nts, 0);
-  {
-    std::vector<std::vector<uint32_t>> rules_using(num_nts);
-    std::vector<uint32_t> missing(rules_.size(), 0);
-    std::vector<NonterminalId> queue;
-    for (size_t r = 0; r < rules_.size(); ++r) {
-      for (Symbol s : rules_[r].rhs) {
-        if (s.is_nonterminal()) {
-          ++missing[r];
-          rules_using[s.id()].push_back(static_cast<uint32_t>(r));
-        }
-      }
-      if (missing[r] == 0 && !productive[rules_[r].lhs]) {
-        productive[rules_[r].lhs] = 1;
-        queue.push_back(rules_[r].lhs);
-      }
-    }
-    while (!queue.empty()) {
-      NonterminalId a = queue.back();
-      queue.pop_back();
-      for (uint32_t r : rules_using[a]) {
-        if (--missing[r] == 0 && !productive[rules_[r].lhs]) {
-          productive[rules_[r].lhs] = 1;
-          queue.push_back(rules_[r].lhs);
-        }
-      }
-    }
-  }
+  const std::vector<uint8_t> productive = ProductiveNonterminals();
   if (!productive[start_]) {
     return absl::InvalidArgumentError(absl::StrCat("grammar matches nothing: start symbol ",
                                                    nonterminal_names_[start_],
@@ -180,6 +190,26 @@ absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
     }
   }
   grammar->start_ = 1;
+  {
+    absl::flat_hash_map<std::string_view, uint32_t> group_by_name;
+    std::vector<std::vector<LexemeId>> groups;
+    for (LexemeId t = 0; t < grammar->lexemes_.size(); ++t) {
+      const LexemeInfo& l = grammar->lexemes_[t];
+      if (l.flags.role != LexemeRole::kUniqueKey) continue;
+      if (grammar->unique_key_group_.empty())
+        grammar->unique_key_group_.assign(grammar->lexemes_.size(), ~0u);
+      auto [it, added] = group_by_name.try_emplace(l.name, static_cast<uint32_t>(groups.size()));
+      if (added) groups.emplace_back();
+      groups[it->second].push_back(t);
+      grammar->unique_key_group_[t] = it->second;
+    }
+    grammar->unique_key_start_.assign(1, 0);
+    for (const std::vector<LexemeId>& g : groups) {
+      grammar->unique_key_lexemes_.insert(grammar->unique_key_lexemes_.end(), g.begin(), g.end());
+      grammar->unique_key_start_.push_back(
+          static_cast<uint32_t>(grammar->unique_key_lexemes_.size()));
+    }
+  }
 
   // Rules grouped by left-hand side; exact duplicates dropped (they only
   // multiply Earley items and ambiguity).

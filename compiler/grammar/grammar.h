@@ -31,6 +31,12 @@ using RegexExprId = uint32_t;
 using NonterminalId = uint32_t;
 using RuleId = uint32_t;
 
+// What a lexeme means to the parser's key-uniqueness check (EarleyParser):
+// objects open and close frames, and a kUniqueKey lexeme may be scanned at
+// most once per frame (JSON objects whose declared keys come in any order,
+// each at most once: a language no small CFG has).
+enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey };
+
 struct LexemeFlags {
   // End the lexeme at its first match instead of the longest one (e.g. a
   // string body that stops at the first closing quote even though the regex
@@ -39,6 +45,7 @@ struct LexemeFlags {
   // A literal (fixed byte string) lexeme: lets later stages take shortcuts
   // (jump-forward, lexer fast paths) without inspecting the regex.
   bool literal = false;
+  LexemeRole role = LexemeRole::kNone;
 
   friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
 };
@@ -102,10 +109,16 @@ class GrammarBuilder {
   NonterminalId start() const { return start_; }
 
   size_t num_lexemes() const { return lexemes_.size(); }
+  const LexemeInfo& lexeme(LexemeId id) const { return lexemes_[id]; }
   size_t num_nonterminals() const { return nonterminal_names_.size(); }
   size_t num_rules() const { return rules_.size(); }
   const std::vector<Rule>& rules() const { return rules_; }
   const std::string& nonterminal_name(NonterminalId id) const { return nonterminal_names_[id]; }
+
+  // Whether `a` derives some string of lexemes (its rules so far; one pass
+  // over all rules). Rules naming nonterminals that do not exist are the
+  // caller's bug.
+  bool DerivesSomething(NonterminalId a) const;
 
   // Validates, trims and precomputes. Errors (InvalidArgument):
   //  - no start symbol, or a symbol id that was never created;
@@ -116,6 +129,8 @@ class GrammarBuilder {
 
  private:
   friend class Grammar;
+  // Per nonterminal: 1 if it derives some string of lexemes.
+  std::vector<uint8_t> ProductiveNonterminals() const;
   std::vector<LexemeInfo> lexemes_;
   std::vector<std::string> nonterminal_names_;
   absl::flat_hash_map<std::string, NonterminalId> nonterminal_by_name_;
@@ -126,10 +141,11 @@ class GrammarBuilder {
     RegexExprId regex;
     bool lazy;
     bool literal;
+    LexemeRole role;
     friend bool operator==(const LexemeKey&, const LexemeKey&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const LexemeKey& k) {
-      return H::combine(std::move(h), k.regex, k.lazy, k.literal);
+      return H::combine(std::move(h), k.regex, k.lazy, k.literal, static_cast<uint8_t>(k.role));
     }
   };
   absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
@@ -160,6 +176,15 @@ class Grammar {
   const std::string& nonterminal_name(NonterminalId id) const { return nonterminal_names_[id]; }
   // The user's start symbol (the augmented start's only child).
   NonterminalId start() const { return start_; }
+  // Some lexeme has LexemeRole::kUniqueKey: the parser tracks object frames.
+  bool has_unique_keys() const { return !unique_key_group_.empty(); }
+  // kUniqueKey lexemes with the same name are one key (a key with and
+  // without the comma before it): its group number, dense from 0.
+  uint32_t unique_key_group(LexemeId id) const { return unique_key_group_[id]; }
+  std::span<const LexemeId> unique_key_lexemes(uint32_t group) const {
+    return {unique_key_lexemes_.data() + unique_key_start_[group],
+            unique_key_start_[group + 1] - unique_key_start_[group]};
+  }
 
   // --- Rules ---
   size_t num_rules() const { return rule_lhs_.size(); }
@@ -227,6 +252,10 @@ class Grammar {
   std::vector<LexemeId> builder_lexeme_ids_;
   std::vector<std::string> nonterminal_names_;
   NonterminalId start_ = 0;
+  // Empty when no lexeme is a unique key; else per lexeme (~0u: not one).
+  std::vector<uint32_t> unique_key_group_;
+  std::vector<uint32_t> unique_key_start_;  // Groups + 1 entries.
+  std::vector<LexemeId> unique_key_lexemes_;
 
   std::vector<NonterminalId> rule_lhs_;
   std::vector<Symbol> rhs_symbols_;       // All bodies, concatenated.

@@ -18,6 +18,9 @@ struct GrammarIr {
   GrammarBuilder builder;
   // Keywords a permissive front end skipped ("keyword at /pointer").
   std::vector<std::string> ignored_keywords;
+  // Things a front end accepted but the author likely did not mean (a rule
+  // the start rule cannot reach), for CompileStats::warnings.
+  std::vector<std::string> warnings;
 };
 
 }  // namespace maskd

@@ -1,6 +1,7 @@
 #include "compiler/json_schema/json_string.h"
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -41,14 +42,33 @@ std::string EscapeOf(uint8_t b) {
 
 }  // namespace
 
-ExprId JsonQuoter::Quote(ExprId e) {
-  if (auto it = memo_.find(e); it != memo_.end()) return it->second;
-  ExprId out = QuoteUncached(e);
-  memo_[e] = out;
+// Post-order with an explicit stack: a pattern literal of n characters is a
+// Concat chain n deep, and one C++ frame per link overflowed a compile
+// thread's stack at ~40,000.
+ExprId JsonQuoter::Quote(ExprId root) {
+  std::vector<std::pair<ExprId, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    const auto [e, children_done] = stack.back();
+    stack.pop_back();
+    if (memo_.contains(e)) continue;
+    if (!children_done) {
+      stack.push_back({e, true});
+      for (ExprId a : Children(e)) stack.push_back({a, false});
+      continue;
+    }
+    memo_.emplace(e, QuoteNode(e));
+  }
+  return memo_.at(root);
+}
+
+std::vector<ExprId> JsonQuoter::Children(ExprId e) const {
+  // A copy: quoting adds nodes, which may move the pool's args.
+  std::vector<ExprId> out(pool_.Args(e).begin(), pool_.Args(e).end());
+  if (pool_.kind(e) == ExprKind::kNot) out.push_back(ExprSet::kAnyByteString);
   return out;
 }
 
-ExprId JsonQuoter::QuoteUncached(ExprId e) {
+ExprId JsonQuoter::QuoteNode(ExprId e) {
   switch (pool_.kind(e)) {
     case ExprKind::kNothing:
     case ExprKind::kEpsilon:
@@ -70,24 +90,19 @@ ExprId JsonQuoter::QuoteUncached(ExprId e) {
       alternatives.push_back(pool_.Bytes(plain));
       return pool_.Or(alternatives);
     }
-    case ExprKind::kConcat: {
-      auto args = pool_.Args(e);
-      std::vector<ExprId> parts(args.begin(), args.end());
-      for (ExprId& p : parts) p = Quote(p);
-      return pool_.Concat(parts);
-    }
+    case ExprKind::kConcat:
     case ExprKind::kOr:
     case ExprKind::kAnd: {
-      auto args = pool_.Args(e);
-      std::vector<ExprId> parts(args.begin(), args.end());
-      for (ExprId& p : parts) p = Quote(p);
+      std::vector<ExprId> parts(pool_.Args(e).begin(), pool_.Args(e).end());
+      for (ExprId& p : parts) p = memo_.at(p);
+      if (pool_.kind(e) == ExprKind::kConcat) return pool_.Concat(parts);
       return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
     }
     case ExprKind::kNot:
       // Complement within the encodings of all byte strings.
-      return pool_.And(Quote(ExprSet::kAnyByteString), pool_.Not(Quote(pool_.Args(e)[0])));
+      return pool_.And(memo_.at(ExprSet::kAnyByteString), pool_.Not(memo_.at(pool_.Args(e)[0])));
     case ExprKind::kRepeat:
-      return pool_.Repeat(Quote(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
+      return pool_.Repeat(memo_.at(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
   }
   return ExprSet::kNothing;
 }

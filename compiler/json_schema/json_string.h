@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -35,7 +36,10 @@ class JsonQuoter {
   regex::ExprId Quote(regex::ExprId decoded);
 
  private:
-  regex::ExprId QuoteUncached(regex::ExprId e);
+  // What QuoteNode needs quoted first.
+  std::vector<regex::ExprId> Children(regex::ExprId e) const;
+  // Quotes e, whose children are all in memo_.
+  regex::ExprId QuoteNode(regex::ExprId e);
 
   regex::ExprSet& pool_;
   absl::flat_hash_map<regex::ExprId, regex::ExprId> memo_;

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
+#include "compiler/json_schema/any_order_members.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -43,10 +44,18 @@ bool Excluded(const SchemaNode& n, const JsonValue& v) {
   return false;
 }
 
+// Const/enum objects with more members are refused (ConstObject).
+constexpr size_t kMaxAnyOrderConstMembers = 12;
+
 class Lowering {
  public:
   Lowering(const Schema& schema, const LowerOptions& options, GrammarIr& ir)
-      : schema_(schema), options_(options), ir_(ir), pool_(*ir_.pool), builder_(ir_.builder) {
+      : schema_(schema),
+        options_(options),
+        ir_(ir),
+        pool_(*ir_.pool),
+        builder_(ir_.builder),
+        first_nonterminal_(builder_.num_nonterminals()) {
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -70,15 +79,10 @@ class Lowering {
   // Defines the schema's value (leading whitespace allowed) as a fresh
   // nonterminal of ir_ and returns it.
   absl::StatusOr<NonterminalId> Run() {
-    const SchemaNode& root = schema_.node(schema_.root);
-    if (root.types == 0) {
-      absl::Status error = absl::InvalidArgumentError(
-          absl::StrCat("the schema matches nothing", root.unsatisfiable.empty() ? "" : ": ",
-                       root.unsatisfiable));
-      if (root.unsatisfiable.empty()) return error;
-      return WithJsonPointer(std::move(error), root.unsatisfiable_pointer);
-    }
     const NonterminalId start = builder_.FreshNonterminal("start");
+    if (schema_.root == kFalseNode || schema_.node(schema_.root).types == 0) {
+      return EmptyLanguage(start);
+    }
     const Symbol value = Symbol::Nonterminal(Value(schema_.root));
     builder_.AddRule(start, {value});
     if (leading_ws_ != ExprSet::kNothing) {
@@ -96,10 +100,43 @@ class Lowering {
             "the schema needs more than ", options_.max_nonterminals, " grammar symbols"));
       }
     }
+    if (absl::Status s = CheckEveryNonterminalDefined(); !s.ok()) return s;
+    // Constraints normalization could not see through (a required property
+    // that is `false`, minItems with `items: false`) can leave no instance.
+    if (!builder_.DerivesSomething(value.id())) return EmptyLanguage(start);
     return start;
   }
 
  private:
+  // A nonterminal used without a rule is a lowering bug, never a property
+  // of the schema: Internal (so callers and maskbench count it as an engine
+  // error, not a refusal), naming the first such nonterminal.
+  absl::Status CheckEveryNonterminalDefined() const {
+    std::vector<uint8_t> defined(builder_.num_nonterminals(), 0);
+    for (const maskd::Rule& rule : builder_.rules()) defined[rule.lhs] = 1;
+    for (const maskd::Rule& rule : builder_.rules()) {
+      for (Symbol s : rule.rhs) {
+        // Nonterminals made before this lowering belong to the IR it is
+        // embedded in (a structural tag), which defines them itself.
+        if (s.is_nonterminal() && s.id() >= first_nonterminal_ && !defined[s.id()]) {
+          return absl::InternalError(absl::StrCat(
+              "JSON Schema lowering left nonterminal ", builder_.nonterminal_name(s.id()),
+              " undefined (used by ", builder_.nonterminal_name(rule.lhs),
+              "): an engine bug, not a property of the schema"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // No instance is valid: the start's one lexeme matches no bytes, so every
+  // mask is empty and EOS is never allowed (a grammar with no sentence at all
+  // would not build).
+  NonterminalId EmptyLanguage(NonterminalId start) {
+    builder_.AddRule(start, {Symbol::Lexeme(builder_.AddLexeme("nothing", ExprSet::kNothing))});
+    return start;
+  }
+
   // The nonterminal for "a JSON value matching node `id`", defined later from
   // the work list so recursive schemas and deep nesting need no C++ recursion.
   NonterminalId Value(NodeId id) {
@@ -115,7 +152,8 @@ class Lowering {
 
   // A lexeme for token `token` followed by the allowed whitespace; `nothing_`
   // when no byte string matches it.
-  absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false) {
+  absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false,
+                               LexemeRole role = LexemeRole::kNone) {
     const ExprId regex = pool_.Concat(token, ws_);
     absl::StatusOr<bool> empty = pool_.IsEmpty(regex, /*budget=*/20000, options_.deadline);
     if (!empty.ok()) {
@@ -127,11 +165,16 @@ class Lowering {
     if (*empty) return Symbol::Nonterminal(nothing_);
     LexemeFlags flags;
     flags.literal = literal;
+    flags.role = role;
     return Symbol::Lexeme(builder_.AddLexeme(name, regex, flags));
   }
   Symbol Literal(std::string_view text) {
+    // Any-order objects: braces delimit the parser's key frames.
+    LexemeRole role = LexemeRole::kNone;
+    if (options_.any_order_properties && text == "{") role = LexemeRole::kOpenObject;
+    if (options_.any_order_properties && text == "}") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
-    return *Token(pool_.Literal(text), text, /*literal=*/true);
+    return *Token(pool_.Literal(text), text, /*literal=*/true, role);
   }
   absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
     absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kFullMatch);
@@ -146,7 +189,8 @@ class Lowering {
   absl::StatusOr<ExprId> ParseRegex(const std::string& pattern, regex::MatchMode mode) {
     const std::pair<std::string, regex::MatchMode> key{pattern, mode};
     if (auto it = parsed_.find(key); it != parsed_.end()) return it->second;
-    absl::StatusOr<ExprId> re = regex::ParseEcmaRegex(pattern, &pool_, mode);
+    absl::StatusOr<ExprId> re =
+        regex::ParseEcmaRegex(pattern, &pool_, mode, options_.max_regex_nesting);
     parsed_.emplace(key, re);
     return re;
   }
@@ -244,20 +288,81 @@ class Lowering {
         out.push_back(Literal("]"));
         return out;
       }
-      case JsonValue::Kind::kObject: {
-        std::vector<Symbol> out = {Literal("{")};
-        for (size_t i = 0; i < v.members().size(); ++i) {
-          if (i > 0) out.push_back(Literal(","));
-          out.push_back(Key(v.members()[i].first));
-          absl::StatusOr<std::vector<Symbol>> member = Const(v.members()[i].second, node);
-          if (!member.ok()) return member.status();
-          out.insert(out.end(), member->begin(), member->end());
-        }
-        out.push_back(Literal("}"));
-        return out;
-      }
+      case JsonValue::Kind::kObject:
+        // Under any-order properties the parser keeps keys unique, which
+        // scales past ConstObject's 2^n states.
+        if (options_.any_order_properties && v.members().size() > 1) return AnyOrderConst(v, node);
+        return ConstObject(v, node);
     }
     return Unsupported("an enum value of unknown kind", node);
+  }
+
+  // A const/enum object: its members in ANY order (JSON Schema equality
+  // ignores member order, and a writer may emit them in any), each exactly
+  // once. One state per set of members written so far.
+  absl::StatusOr<std::vector<Symbol>> ConstObject(const JsonValue& v, const SchemaNode& node) {
+    const auto& members = v.members();
+    const size_t n = members.size();
+    if (n > kMaxAnyOrderConstMembers) {
+      return Unsupported(absl::StrCat("a const/enum object with ", n,
+                                      " members (any member order needs 2^n grammar states; "
+                                      "at most ",
+                                      kMaxAnyOrderConstMembers, ")"),
+                         node);
+    }
+    if (n == 0) return std::vector<Symbol>{Literal("{"), Literal("}")};
+    // "key": value, as one nonterminal per member.
+    std::vector<Symbol> member_nts;
+    for (const auto& [key, value] : members) {
+      absl::StatusOr<std::vector<Symbol>> body = Const(value, node);
+      if (!body.ok()) return body.status();
+      const NonterminalId nt = builder_.FreshNonterminal("const_member");
+      std::vector<Symbol> rhs = {Key(key)};
+      rhs.insert(rhs.end(), body->begin(), body->end());
+      Rule(nt, std::move(rhs));
+      member_nts.push_back(Symbol::Nonterminal(nt));
+    }
+    const uint32_t full = (uint32_t{1} << n) - 1;
+    // rest[s]: what follows once the members in bit set s are written.
+    std::vector<NonterminalId> rest(size_t{full} + 1);
+    for (uint32_t set = 1; set <= full; ++set) rest[set] = builder_.FreshNonterminal("const_rest");
+    for (uint32_t set = 1; set <= full; ++set) {
+      if (set == full) Rule(rest[set], {Literal("}")});
+      for (size_t k = 0; k < n; ++k) {
+        if (set & (uint32_t{1} << k)) continue;
+        Rule(rest[set],
+             {Literal(","), member_nts[k], Symbol::Nonterminal(rest[set | (uint32_t{1} << k)])});
+      }
+    }
+    const NonterminalId first = builder_.FreshNonterminal("const_object");
+    for (size_t k = 0; k < n; ++k) {
+      Rule(first, {member_nts[k], Symbol::Nonterminal(rest[uint32_t{1} << k])});
+    }
+    return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(first)};
+  }
+
+  // A const/enum object whose members may come in any order: JSON Schema
+  // compares objects as unordered maps.
+  absl::StatusOr<std::vector<Symbol>> AnyOrderConst(const JsonValue& v, const SchemaNode& node) {
+    AnyOrderMembersSpec members;
+    for (const auto& [key, value] : v.members()) {
+      absl::StatusOr<std::vector<Symbol>> member = Const(value, node);
+      if (!member.ok()) return member.status();
+      NonterminalId value_nt = builder_.FreshNonterminal("const" + node.pointer);
+      Rule(value_nt, *std::move(member));
+      members.declared.push_back(
+          {Key(key), CommaKey(key), Symbol::Nonterminal(value_nt), /*required=*/true});
+    }
+    members.close = Literal("}");
+    members.nothing = Symbol::Nonterminal(nothing_);
+    members.max_states = options_.max_any_order_states;
+    members.name = "const" + node.pointer;
+    absl::StatusOr<NonterminalId> rest = AddAnyOrderMembers(builder_, members);
+    if (!rest.ok()) {
+      return absl::Status(rest.status().code(), absl::StrCat(rest.status().message(),
+                                                             " (an enum/const object)", At(node)));
+    }
+    return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(*rest)};
   }
 
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
@@ -291,8 +396,20 @@ class Lowering {
     if (!re.ok())
       return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
                     node);
+    // From draft 6 on, JSON Schema compares by value: 6.0 is an integer and
+    // a multiple of 3. A writer spells an integer-valued float as `6.0` (and,
+    // past 1e16, `1e+16`), so the integer digits may be followed by `.0+`.
+    // Draft 4 validators take only integer literals (python3-jsonschema's
+    // Draft4Validator rejects 1.0).
+    const bool float_spellings = integers_only && schema_.draft != Draft::kDraft4;
+    if (float_spellings) *re = absl::StrCat("(?:", *re, ")(?:\\.0+)?");
     absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
+    if (float_spellings && node.multiple_of.empty()) {
+      absl::StatusOr<ExprId> large = LargeIntegers(node);
+      if (!large.ok()) return large.status();
+      *numbers = pool_.Or(*numbers, *large);
+    }
     if (decimal_places) {
       absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
       if (!places.ok()) return places.status();
@@ -317,6 +434,64 @@ class Lowering {
     }
     if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
     return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
+  }
+
+  // Exponent spellings of the node's integers of magnitude >= 1e16 (what a
+  // writer emits for such floats: `1e+16`). Each sign's part is taken whole
+  // when the range covers it, dropped when the range misses it, and
+  // intersected with the range only when a bound lies past 1e16: an And in
+  // every integer lexeme made ordinary bounded integers 30x slower to compile.
+  absl::StatusOr<ExprId> LargeIntegers(const SchemaNode& node) {
+    enum Cover { kNone, kAll, kSome };
+    static const Decimal kLarge = *Decimal::FromString("1e16");
+    static const Decimal kMinusLarge = *Decimal::FromString("-1e16");
+    auto below = [](const std::optional<NumericBound>& b, const Decimal& v) {  // b < v
+      if (!b) return false;
+      const int c = Compare(b->value, v);
+      return c < 0 || (c == 0 && b->exclusive);
+    };
+    auto above = [](const std::optional<NumericBound>& b, const Decimal& v) {  // b > v
+      if (!b) return false;
+      const int c = Compare(b->value, v);
+      return c > 0 || (c == 0 && b->exclusive);
+    };
+    // Positive part [1e16, inf), negative part (-inf, -1e16].
+    const Cover positive = below(node.maximum, kLarge)                   ? kNone
+                           : node.maximum || above(node.minimum, kLarge) ? kSome
+                                                                         : kAll;
+    const Cover negative = above(node.minimum, kMinusLarge)                   ? kNone
+                           : node.minimum || below(node.maximum, kMinusLarge) ? kSome
+                                                                              : kAll;
+    if (positive == kNone && negative == kNone) return ExprSet::kNothing;
+    if (!large_integer_magnitude_) {  // Parsed once per schema: it is large.
+      absl::StatusOr<ExprId> parsed =
+          regex::ParseEcmaRegex(LargeIntegerExponentRegex(), &pool_, regex::MatchMode::kFullMatch);
+      if (!parsed.ok()) return parsed.status();
+      large_integer_magnitude_ = *parsed;
+    }
+    const ExprId* magnitude = &*large_integer_magnitude_;
+    std::optional<ExprId> in_range;
+    auto part = [&](Cover cover, ExprId spelled) -> absl::StatusOr<ExprId> {
+      if (cover == kNone) return ExprSet::kNothing;
+      if (cover == kAll) return spelled;
+      if (!in_range) {
+        absl::StatusOr<std::string> range = NumberRangeRegex(node.minimum, node.maximum);
+        if (!range.ok()) {
+          return AtNode(
+              absl::Status(range.status().code(), absl::StrCat(range.status().message(), At(node))),
+              node);
+        }
+        absl::StatusOr<ExprId> r = ParseRegex(*range, regex::MatchMode::kFullMatch);
+        if (!r.ok()) return r.status();
+        in_range = *r;
+      }
+      return pool_.And(spelled, *in_range);
+    };
+    absl::StatusOr<ExprId> pos = part(positive, *magnitude);
+    if (!pos.ok()) return pos.status();
+    absl::StatusOr<ExprId> neg = part(negative, pool_.Concat(pool_.Byte('-'), *magnitude));
+    if (!neg.ok()) return neg.status();
+    return pool_.Or(*pos, *neg);
   }
 
   // The decoded strings a node's string constraints admit.
@@ -377,6 +552,10 @@ class Lowering {
         if (format->max_length) {
           e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
         }
+      } else if (options_.ignore_unknown_formats) {
+        // The caller asked for plain strings (UnknownFormats::kIgnore).
+        ir_.ignored_keywords.push_back(absl::StrCat("format \"", *node.format, "\" at ",
+                                                    node.pointer.empty() ? "/" : node.pointer));
       } else {
         // Ignoring an asserted format would admit strings the schema excludes
         // (MaskBench's tests do assert formats). Non-standard formats are
@@ -419,7 +598,17 @@ class Lowering {
   // `"key"` + whitespace + `:` for a declared key.
   Symbol Key(const std::string& key) {
     // A literal key is never empty, so KeyToken cannot fail.
-    return *KeyToken(pool_.Literal(JsonQuoteLiteral(key)), JsonQuoteLiteral(key) + ":");
+    // Any-order objects: a declared key at most once per object (the parser checks).
+    return *KeyToken(pool_.Literal(JsonQuoteLiteral(key)), JsonQuoteLiteral(key) + ":",
+                     options_.any_order_properties ? LexemeRole::kUniqueKey : LexemeRole::kNone);
+  }
+
+  // "," + whitespace + Key(key) as one lexeme, for any-order objects; named
+  // as Key(key) is, which makes the two one key to the parser.
+  Symbol CommaKey(const std::string& key) {
+    return *KeyToken(pool_.Concat(std::vector<ExprId>{pool_.Byte(','), ws_,
+                                                      pool_.Literal(JsonQuoteLiteral(key))}),
+                     JsonQuoteLiteral(key) + ":", LexemeRole::kUniqueKey);
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
@@ -478,6 +667,10 @@ class Lowering {
   // DeadlineExceeded naming `node` once the time limit has passed. Checked
   // per value and per object member: a single object can hold 40k properties.
   absl::Status CheckDeadline(const SchemaNode& node) const {
+    if (options_.cancelled != nullptr && options_.cancelled->load(std::memory_order_relaxed)) {
+      return absl::CancelledError(absl::StrCat("compile cancelled while lowering the schema",
+                                               At(node), ": no caller waits for it any more"));
+    }
     if (std::chrono::steady_clock::now() < options_.deadline) return absl::OkStatus();
     return AtNode(absl::DeadlineExceededError(absl::StrCat(
                       "compile exceeded its time limit while lowering the schema", At(node))),
@@ -534,6 +727,7 @@ class Lowering {
     struct Extra {
       Symbol key;
       NodeId value;
+      Symbol comma_key = Symbol::Lexeme(0);  // Any-order objects only.
     };
     std::vector<Extra> extras;
     const ExprId not_declared = pool_.Not(pool_.Or(declared_literals));
@@ -580,11 +774,45 @@ class Lowering {
       absl::StatusOr<Symbol> key = KeyClass(keys, node);
       if (!key.ok()) return key.status();
       extras.push_back({*key, class_values[c]});
+      if (options_.any_order_properties) {
+        absl::StatusOr<Symbol> comma_key = KeyClass(keys, node, /*after_comma=*/true);
+        if (!comma_key.ok()) return comma_key.status();
+        extras.back().comma_key = *comma_key;
+      }
     }
     if (additional != kFalseNode && !additional_in_a_class) {
       absl::StatusOr<Symbol> key = KeyClass(other_keys, node);
       if (!key.ok()) return key.status();
       extras.push_back({*key, additional});
+      if (options_.any_order_properties) {
+        absl::StatusOr<Symbol> comma_key = KeyClass(other_keys, node, /*after_comma=*/true);
+        if (!comma_key.ok()) return comma_key.status();
+        extras.back().comma_key = *comma_key;
+      }
+    }
+
+    if (options_.any_order_properties) {
+      AnyOrderMembersSpec members;
+      for (const Declared& d : declared) {
+        members.declared.push_back(
+            {Key(d.key), CommaKey(d.key), Symbol::Nonterminal(Value(d.value)), d.required});
+      }
+      for (const Extra& extra : extras) {
+        members.extras.push_back(
+            {extra.key, extra.comma_key, Symbol::Nonterminal(Value(extra.value))});
+      }
+      members.close = Literal("}");
+      members.nothing = Symbol::Nonterminal(nothing_);
+      members.min_properties = node.min_properties;
+      members.max_properties = node.max_properties;
+      members.max_states = options_.max_any_order_states;
+      members.name = "members" + node.pointer;
+      absl::StatusOr<NonterminalId> rest = AddAnyOrderMembers(builder_, members);
+      if (!rest.ok()) {
+        return absl::Status(rest.status().code(), absl::StrCat(rest.status().message(), At(node)));
+      }
+      Rule(nt, {Literal("{"), Symbol::Nonterminal(*rest)});
+      return absl::OkStatus();
     }
 
     // States (i, c): declared keys before i are settled, c members written
@@ -658,13 +886,17 @@ class Lowering {
   }
 
   // `"key"` + whitespace + `:` for every key of a decoded key language.
-  absl::StatusOr<Symbol> KeyClass(ExprId keys, const SchemaNode& node) {
-    return KeyToken(QuotedString(keys), "key" + node.pointer);
+  absl::StatusOr<Symbol> KeyClass(ExprId keys, const SchemaNode& node, bool after_comma = false) {
+    ExprId quoted = QuotedString(keys);
+    if (after_comma) quoted = pool_.Concat(std::vector<ExprId>{pool_.Byte(','), ws_, quoted});
+    return KeyToken(quoted, "key" + node.pointer);
   }
 
   // An encoded key (quotes included) + whitespace + `:`, as one lexeme.
-  absl::StatusOr<Symbol> KeyToken(ExprId quoted_key, std::string_view name) {
-    return Token(pool_.Concat(std::vector<ExprId>{quoted_key, ws_, pool_.Byte(':')}), name);
+  absl::StatusOr<Symbol> KeyToken(ExprId quoted_key, std::string_view name,
+                                  LexemeRole role = LexemeRole::kNone) {
+    return Token(pool_.Concat(std::vector<ExprId>{quoted_key, ws_, pool_.Byte(':')}), name,
+                 /*literal=*/false, role);
   }
 
   const Schema& schema_;
@@ -674,10 +906,12 @@ class Lowering {
   JsonQuoter quoter_{pool_};
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
+  const size_t first_nonterminal_;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;
   absl::flat_hash_map<NodeId, NonterminalId> value_nts_;
+  std::optional<ExprId> large_integer_magnitude_;  // LargeIntegerExponentRegex().
   std::deque<std::pair<NodeId, NonterminalId>> pending_;
 };
 

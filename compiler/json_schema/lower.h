@@ -16,6 +16,7 @@
 #ifndef MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 #define MASKD_COMPILER_JSON_SCHEMA_LOWER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -34,8 +35,22 @@ struct LowerOptions {
   // properties multiplies nonterminals).
   uint32_t max_nonterminals = 200'000;
   uint64_t max_string_min_length = 100'000;
+  // Object members in any order (each declared key at most once) instead of
+  // the schema's order (any_order_members.h).
+  bool any_order_properties = false;
+  // Formats without an exact language: refused (false) or plain strings,
+  // listed in GrammarIr::ignored_keywords (true).
+  bool ignore_unknown_formats = false;
+  // Bound on the member states of one any-order object: (required keys
+  // written + 1) x (member count bound + 1).
+  uint32_t max_any_order_states = 100'000;
+  // Deepest group nesting of a pattern (CompileOptions::max_recursion_depth).
+  int max_regex_nesting = 128;
   // Past this, lowering stops with DeadlineExceeded (CompileOptions::time_limit_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // When set and true, lowering stops with Cancelled at the next deadline
+  // check (CompileOptions::cancelled).
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options);

@@ -14,17 +14,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/errors/spec_location.h"
+#include "compiler/json_schema/pattern_match.h"
 #include "compiler/regex/ecma_regex.h"
 #include "compiler/regex/expr_set.h"
-#include "re2/re2.h"
 
 namespace maskd::json_schema {
 namespace {
 
 std::string At(const std::string& pointer) { return pointer.empty() ? "/" : pointer; }
 
-// ValueMatchesLocally without the enum membership test.
-bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value);
+// ValueMatchesLocally without the enum membership test. A pattern the ECMA
+// engine cannot evaluate counts as matching, and its error goes to
+// `undecided` (when given): the caller must not rely on the answer.
+bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value,
+                              std::string* undecided = nullptr);
 
 uint64_t CodePoints(const std::string& s) {
   uint64_t n = 0;
@@ -44,20 +47,6 @@ std::optional<bool> IsMultipleOf(const Decimal& value, const Decimal& divisor) {
   for (char c : value.digits()) r = (r * 10 + static_cast<unsigned>(c - '0')) % d;
   for (int64_t i = 0; i < shift; ++i) r = (r * 10) % d;
   return r == 0;
-}
-
-// Patterns evaluated with RE2 when it accepts them (nullptr otherwise).
-const RE2* CachedRegex(const std::string& pattern) {
-  thread_local std::map<std::string, std::unique_ptr<RE2>> cache;
-  auto it = cache.find(pattern);
-  if (it == cache.end()) {
-    if (cache.size() > 4096) cache.clear();
-    RE2::Options options;
-    options.set_log_errors(false);
-    auto re = std::make_unique<RE2>(pattern, options);
-    it = cache.emplace(pattern, re->ok() ? std::move(re) : nullptr).first;
-  }
-  return it->second.get();
 }
 
 bool InBounds(const SchemaNode& n, const Decimal& v) {
@@ -97,16 +86,8 @@ absl::Status Normalizer::Run() {
     if (absl::Status st = ExpandReachable(); !st.ok()) return st;
   }
   PropagateEmptiness();
-  const SchemaNode& root = s_.nodes[s_.root];
-  if (s_.root == kFalseNode) {
-    return WithJsonPointer(absl::InvalidArgumentError("schema matches nothing: it is false at /"),
-                           "/");
-  }
-  if (root.types == 0) {
-    return WithJsonPointer(
-        absl::InvalidArgumentError(absl::StrCat("schema matches nothing: ", root.unsatisfiable)),
-        root.unsatisfiable_pointer);
-  }
+  // A root that matches nothing (`false`, contradictions) is a valid schema
+  // with an empty language: lowering gives it a grammar that allows nothing.
   MarkDisjointOneOfs();
   return absl::OkStatus();
 }
@@ -485,6 +466,26 @@ absl::Status Normalizer::Check(NodeId id, std::vector<std::string> reasons) {
       reasons.push_back("no integer between minimum and maximum");
     }
   }
+  // A negated enum/const can exclude every value of a finite type (null, or
+  // both booleans: two if/then rules on `"enabled": true` and `false` make
+  // one such branch); the type is then gone, or lowering would have nothing
+  // to write for it.
+  if (!n.excluded_values.empty() && (n.types & (kNullType | kBooleanType))) {
+    auto excluded = [&](const JsonValue& v) {
+      const std::string key = v.CanonicalKey();
+      return std::any_of(n.excluded_values.begin(), n.excluded_values.end(),
+                         [&](const JsonValue& x) { return x.CanonicalKey() == key; });
+    };
+    if ((n.types & kNullType) && excluded(JsonValue())) {
+      n.types &= ~kNullType;
+      reasons.push_back("null is excluded");
+    }
+    if ((n.types & kBooleanType) && excluded(JsonValue::Boolean(true)) &&
+        excluded(JsonValue::Boolean(false))) {
+      n.types &= ~kBooleanType;
+      reasons.push_back("true and false are excluded");
+    }
+  }
   // A multiple of an integer is an integer.
   for (const Decimal& m : n.multiple_of) {
     if (m.is_integer()) n.types &= ~kFractionType;
@@ -516,9 +517,16 @@ absl::Status Normalizer::Check(NodeId id, std::vector<std::string> reasons) {
     }
   }
   if (n.enum_values) {
+    // Lowering writes enum values as literals: this filter is what applies
+    // the node's patterns to them, so a pattern it cannot evaluate makes
+    // the node unsupported rather than the value kept or dropped on a guess.
     std::vector<JsonValue> kept;
+    std::string undecided;
     for (JsonValue& v : *n.enum_values) {
-      if (MatchesScalarConstraints(n, v)) kept.push_back(std::move(v));
+      if (MatchesScalarConstraints(n, v, &undecided)) kept.push_back(std::move(v));
+    }
+    if (!undecided.empty() && n.unsupported.empty()) {
+      n.unsupported = absl::StrCat(undecided, " (deciding enum/const values) at ", At(n.pointer));
     }
     if (kept.empty() && n.types != 0) {
       reasons.push_back("no enum/const value satisfies the other constraints");
@@ -626,7 +634,16 @@ bool ValueMatchesLocally(const SchemaNode& n, const JsonValue& value) {
 
 namespace {
 
-bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
+bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value, std::string* undecided) {
+  // Same semantics as the string lexemes (ECMA-262, pattern_match.h).
+  auto matches = [&](const std::string& pattern) {
+    absl::StatusOr<bool> m = EcmaPatternMatches(pattern, value.string());
+    if (m.ok()) return *m;
+    if (undecided != nullptr && undecided->empty()) {
+      *undecided = absl::StrCat("pattern \"", pattern, "\": ", m.status().message());
+    }
+    return true;
+  };
   if ((TypeOf(value) & n.types) == 0) return false;
   if (!n.excluded_values.empty()) {
     const std::string key = value.CanonicalKey();
@@ -639,12 +656,19 @@ bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value) {
       uint64_t len = CodePoints(value.string());
       if (len < n.min_length || (n.max_length && len > *n.max_length)) return false;
       for (const std::string& p : n.patterns) {
-        const RE2* re = CachedRegex(p);
-        if (re != nullptr && !RE2::PartialMatch(value.string(), *re)) return false;
+        if (!matches(p)) return false;
       }
       for (const std::string& p : n.not_patterns) {
-        const RE2* re = CachedRegex(p);
-        if (re != nullptr && RE2::PartialMatch(value.string(), *re)) return false;
+        // An undecidable pattern is assumed to match here too, so `not` of
+        // it excludes the value: `{"not": {"pattern": P}}` must give the
+        // same verdict as its rewritten form (json_schema_maskbench_test).
+        // Lowering refuses such patterns, so no compiled language depends
+        // on the assumption.
+        absl::StatusOr<bool> m = EcmaPatternMatches(p, value.string());
+        if (!m.ok() && undecided != nullptr && undecided->empty()) {
+          *undecided = absl::StrCat("\"not\" pattern \"", p, "\": ", m.status().message());
+        }
+        if (!m.ok() || *m) return false;
       }
       return true;
     }

@@ -1,8 +1,8 @@
 // After parsing: merges allOf/$ref conjunctions into nodes where that is
 // exact, removes types a node's own constraints rule out, filters enums, and
-// rejects contradictions (a schema that matches nothing is an error, never
-// a grammar with an empty language). Finally marks oneOf nodes whose
-// branches are provably disjoint.
+// marks what matches nothing (types 0, with the reason in `unsatisfiable`;
+// a root that matches nothing is a schema with an empty language, not an
+// error). Finally marks oneOf nodes whose branches are provably disjoint.
 //
 // Merging follows the conjunction field by field: types intersect, minimums
 // take the max and maximums the min, patterns and multipleOf accumulate,

@@ -466,16 +466,10 @@ absl::StatusOr<std::string> ExponentAtLeast(int64_t c) {
   return "(?:\\+?[0-9]+|" + negative + ")";
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> DecimalPlacesRegex(int places) {
-  if (places < 1 || places > 1000) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("multipleOf 1e-", places, " is outside the supported 1e-1000..0.1"));
-  }
-  const std::string k = std::to_string(places);
-  std::string re = "-?(?:(?:0|[1-9][0-9]*)(?:\\.[0-9]{1," + k + "}0*)?" +
-                   "|0(?:\\.0+)?[eE][+-]?[0-9]+";  // Zero in exponent notation.
+// The exponent-notation spellings (normalized mantissa, sign excluded) of
+// values with at most `places` decimals: alternatives joined by '|'.
+absl::StatusOr<std::string> ExponentSpellingsWithPlaces(int places) {
+  std::string re = "0(?:\\.0+)?[eE][+-]?[0-9]+";  // Zero in exponent notation.
   for (int t = 0; t <= kMaxNonIntegerExponent; ++t) {
     // t significant fraction digits (the last nonzero), trailing zeros after.
     const std::string mantissa =
@@ -484,7 +478,32 @@ absl::StatusOr<std::string> DecimalPlacesRegex(int places) {
     if (!exponent.ok()) return exponent.status();
     re += "|" + mantissa + "[eE]" + *exponent;
   }
-  return re + ")";
+  return re;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> DecimalPlacesRegex(int places) {
+  if (places < 1 || places > 1000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("multipleOf 1e-", places, " is outside the supported 1e-1000..0.1"));
+  }
+  const std::string k = std::to_string(places);
+  absl::StatusOr<std::string> exponent = ExponentSpellingsWithPlaces(places);
+  if (!exponent.ok()) return exponent.status();
+  return "-?(?:(?:0|[1-9][0-9]*)(?:\\.[0-9]{1," + k + "}0*)?|" + *exponent + ")";
+}
+
+std::string LargeIntegerExponentRegex() {
+  std::string re;
+  for (int t = 0; t <= kMaxNonIntegerExponent; ++t) {
+    const std::string mantissa =
+        t == 0 ? "[1-9](?:\\.0+)?" : "[1-9]\\.[0-9]{" + std::to_string(t - 1) + "}[1-9]0*";
+    // ExponentAtLeast of a positive count cannot fail.
+    re += (t == 0 ? "" : "|") + mantissa + "[eE]" +
+          *ExponentAtLeast(std::max(t, kLargeIntegerExponent));
+  }
+  return "(?:" + re + ")";
 }
 
 }  // namespace maskd::json_schema

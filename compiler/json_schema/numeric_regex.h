@@ -70,6 +70,15 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
 inline constexpr int kMaxNonIntegerExponent = 20;
 std::string NonIntegerNumberRegex();
 
+// The exponent-notation spellings, without sign, of integers of magnitude at
+// least 10^kLargeIntegerExponent (`1e+16`, `1.5e+16`): what Python's
+// json.dumps writes for such floats (it writes smaller ones as `123.0`), and
+// what "type": "integer" must accept for them. A normalized mantissa with t
+// <= kMaxNonIntegerExponent significant fraction digits and an exponent of at
+// least max(t, kLargeIntegerExponent). Intersect with a range regex for bounds.
+inline constexpr int kLargeIntegerExponent = 16;
+std::string LargeIntegerExponentRegex();
+
 // The NumberRangeRegex spellings of values with at most `places` decimals
 // (multipleOf 10^-places; intersect with a range regex for bounds): fixed
 // notation with at most `places` fraction digits before trailing zeros, and

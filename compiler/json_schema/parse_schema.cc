@@ -112,6 +112,25 @@ Draft IntroducedIn(std::string_view k) {
   return Draft::kDraft4;
 }
 
+// The draft that dropped a keyword (kDraft4 = never): in a schema that
+// DECLARES that draft or a later one it is an unknown keyword, ignored as
+// validators of that draft do (python3-jsonschema's 2019-09 and 2020-12
+// validators ignore `dependencies`; 2020-12 replaced `$recursiveRef`).
+// Without a `$schema` the keyword keeps its older meaning: such schemas are
+// often written for draft 7, and applying it only narrows the language.
+// (`additionalItems` stays: array-form `items` is read in every draft, and
+// additionalItems only acts beside it.)
+Draft RemovedIn(std::string_view k) {
+  if (k == "dependencies") return Draft::kDraft2019_09;
+  if (k == "$recursiveRef" || k == "$recursiveAnchor") return Draft::kDraft2020_12;
+  return Draft::kDraft4;
+}
+
+bool KnownInDraft(std::string_view k, Draft draft, bool declared) {
+  const Draft removed = RemovedIn(k);
+  return IntroducedIn(k) <= draft && (!declared || removed == Draft::kDraft4 || draft < removed);
+}
+
 // Keywords whose value is a map from names to schemas / a list of schemas /
 // one schema: where $id and $anchor may sit.
 bool IsSchemaMapKeyword(std::string_view k) {
@@ -269,6 +288,7 @@ class Parser {
   simdjson::dom::parser parser_;
   element root_;
   Schema schema_;
+  bool draft_declared_ = false;  // The root has a `$schema`.
   std::deque<Pending> pending_;
   absl::flat_hash_map<std::string, NodeId> node_by_pointer_;
   absl::flat_hash_map<std::string, std::string> resource_pointer_;  // URI -> pointer.
@@ -297,6 +317,12 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
   std::string_view id;
   bool has_id = obj["$id"].get(id) == simdjson::SUCCESS;
   if (!has_id && schema_.draft == Draft::kDraft4) has_id = obj["id"].get(id) == simdjson::SUCCESS;
+  if (has_id && schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS) {
+    // Before 2019-09 every keyword beside $ref is ignored, $id included: it
+    // neither changes the base URI (the $ref resolves against the enclosing
+    // one) nor names a resource.
+    has_id = false;
+  }
   std::string base_no_fragment, unused;
   if (has_id) {
     std::string resolved = ResolveUri(base, id);
@@ -524,9 +550,10 @@ absl::Status Parser::Fill(const Pending& p) {
       bool in_enum = !bounds_.enum_values;
       for (const JsonValue& v : values) in_enum = in_enum || v.CanonicalKey() == key;
       if (!in_enum) {
-        return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
-                                   "\"const\" is not one of \"enum\" at ", At(p.pointer))),
-                               At(p.pointer));
+        // A valid schema that matches nothing.
+        node.types = 0;
+        node.unsatisfiable = absl::StrCat("\"const\" is not one of \"enum\" at ", At(p.pointer));
+        node.unsatisfiable_pointer = At(p.pointer);
       }
       values = {*bounds_.const_value};
     }
@@ -546,7 +573,7 @@ absl::Status Parser::Fill(const Pending& p) {
 absl::Status Parser::Keyword(std::string_view key, element v, const std::string& ptr,
                              SchemaNode* node) {
   auto table_entry = KeywordTable().find(key);
-  if (table_entry == KeywordTable().end() || IntroducedIn(key) > schema_.draft) {
+  if (table_entry == KeywordTable().end() || !KnownInDraft(key, schema_.draft, draft_declared_)) {
     if (key == "id" && schema_.draft == Draft::kDraft4) return absl::OkStatus();
     if (options_.strict_keywords) {
       return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
@@ -789,8 +816,9 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
 absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   int64_t too_deep = DepthViolation(text, options_.max_depth);
   if (too_deep >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schema nesting deeper than ", options_.max_depth, " at byte ", too_deep, " (under /)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("schema nesting deeper than ", options_.max_depth,
+                     " (max_recursion_depth) at byte ", too_deep, " (under /)"));
   }
   simdjson::padded_string padded(text);
   if (auto error = parser_.parse(padded).get(root_); error) {
@@ -809,7 +837,10 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
 
   if (root_.type() == element_type::OBJECT) {
     std::string_view dialect;
-    if (root_["$schema"].get(dialect) == simdjson::SUCCESS) schema_.draft = DraftOf(dialect);
+    if (root_["$schema"].get(dialect) == simdjson::SUCCESS) {
+      schema_.draft = DraftOf(dialect);
+      draft_declared_ = true;
+    }
   }
   resource_pointer_[std::string(kDefaultBaseUri)] = "";
   if (absl::Status s = Index(root_, "", std::string(kDefaultBaseUri)); !s.ok()) return s;

@@ -2,11 +2,14 @@
 //
 // Drafts 4, 6, 7, 2019-09 and 2020-12 spellings are accepted (the draft is
 // read from the root `$schema`; without one, 2020-12 rules apply, as Python's
-// jsonschema does): `$ref` siblings are ignored before 2019-09 and applied
-// from 2019-09 on; array-form `items` means prefixItems in every draft;
-// boolean and numeric exclusiveMinimum/Maximum are both understood; draft-7
-// `dependencies` becomes dependentRequired (arrays) or an if/then rule
-// (schemas), as does `dependentSchemas`.
+// jsonschema does): `$ref` siblings are ignored before 2019-09 (a sibling
+// `$id` included: it does not move the base URI the `$ref` resolves against)
+// and applied from 2019-09 on; array-form `items` means prefixItems in every
+// draft; boolean and numeric exclusiveMinimum/Maximum are both understood;
+// `dependencies` (drafts 4-7; unknown in a schema declaring 2019-09 or
+// later) becomes dependentRequired (arrays) or an if/then rule (schemas), as
+// does `dependentSchemas`; `$recursiveRef` is unknown in 2020-12. The per-draft rules are tested
+// case by case in tests/json_schema/dialect_cases (json_schema_dialect_test).
 //
 // Keywords fall in four classes:
 //  * handled (see schema.h);
@@ -19,7 +22,8 @@
 //  * unknown: an error in strict mode, otherwise ignored and listed in
 //    Schema::ignored_keywords (extensions such as x-*, typos, draft-3 words).
 //    A keyword newer than the declared draft counts as unknown (e.g. `if` or
-//    `const` in a draft-04 schema), as validators of that draft ignore it.
+//    `const` in a draft-04 schema), as validators of that draft ignore it;
+//    so does one the declared draft dropped.
 // Every error is InvalidArgument (or Unimplemented for unsupported features)
 // and names a JSON pointer into the schema, e.g.
 //   unsupported keyword "unevaluatedProperties" at /properties/a
@@ -51,7 +55,8 @@ struct ParseOptions {
   // Ignore (and list) known-but-unsupported keywords instead of failing. This
   // widens the language; only for experiments.
   bool ignore_unsupported = false;
-  // Deepest nesting of schema objects (through sub-schemas, not `$ref`s).
+  // Deepest JSON nesting of the schema document (through sub-schemas and
+  // values, not `$ref`s): CompileOptions::max_recursion_depth.
   int max_depth = 128;
   // Upper bound on nodes, including those merging creates.
   int max_nodes = 1 << 20;

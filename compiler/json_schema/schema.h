@@ -61,7 +61,7 @@ struct SchemaNode {
   // 0: the node matches nothing (the false schema, or constraints that
   // contradict each other in a place where that is harmless, e.g. an optional
   // property or one anyOf branch; lowering treats it as `false`). A root that
-  // matches nothing is an error instead.
+  // matches nothing compiles to a grammar that allows nothing.
   TypeSet types = kAllTypes;
   // Why types is 0 (with the JSON pointer of the cause), for diagnostics,
   // and that pointer as the message writes it (the error's maskd/json-pointer).

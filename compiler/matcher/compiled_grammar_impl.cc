@@ -32,6 +32,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   g->stats_.lexemes = static_cast<uint32_t>(g->grammar_->num_lexemes());
   g->stats_.rules = static_cast<uint32_t>(g->grammar_->num_rules());
   g->stats_.ignored_keywords = std::move(ir.ignored_keywords);
+  g->stats_.warnings = std::move(ir.warnings);
   // The first lexer state is built now so that a lexer that cannot even start
   // (a limit) fails the compile rather than the first mask.
   LexemeSet all(g->grammar_->num_lexemes());

@@ -44,6 +44,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   const CompileStats& stats() const override { return stats_; }
   const Tokenizer& tokenizer() const override { return vocab_->tokenizer(); }
   size_t SizeBytes() const override;
+  size_t LexerStates() const override { return dfa_->num_states(); }
   absl::Status status() const override { return dfa_->status(); }
 
   const Grammar& grammar() const { return *grammar_; }

@@ -32,6 +32,9 @@ struct CompileStats {
   uint32_t rules = 0;
   // JSON Schema keywords skipped in permissive mode, as "keyword at /pointer".
   std::vector<std::string> ignored_keywords;
+  // What a front end accepted but flags (a grammar rule the start rule
+  // cannot reach), e.g. "rule 'x' (line 3:1) is unreachable from 'root'".
+  std::vector<std::string> warnings;
 };
 
 class CompiledGrammar {
@@ -41,6 +44,9 @@ class CompiledGrammar {
   virtual const Tokenizer& tokenizer() const = 0;
   // Current memory use, growing as lazily built automata fill in.
   virtual size_t SizeBytes() const = 0;
+  // Lexer automaton states built so far: the start state at compile time,
+  // more as masks are computed (the lexer DFA is built lazily).
+  virtual size_t LexerStates() const = 0;
   // OK, or why a lazily built automaton hit a limit after Compile returned
   // (the lexer DFA's state or memory budget, AutomataLimits::memory_limit_bytes).
   // Growth stops there; masks computed since may lack tokens (never hold extra

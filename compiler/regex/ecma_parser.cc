@@ -19,7 +19,6 @@ constexpr uint32_t kInf = ExprSet::kUnbounded;
 // Counts above this are refused: the repetition itself is symbolic, but a
 // lexer walking through millions of counter states is not a sane schema.
 constexpr uint32_t kMaxRepeatCount = 1000000;
-constexpr int kMaxNesting = 500;
 constexpr uint32_t kNoChar = 0xFFFFFFFFu;
 
 using Ranges = std::vector<CodepointRange>;
@@ -77,7 +76,8 @@ absl::StatusOr<std::vector<uint32_t>> DecodeUtf8(std::string_view s) {
 
 class Parser {
  public:
-  explicit Parser(std::vector<uint32_t> cps) : cps_(std::move(cps)) {}
+  Parser(std::vector<uint32_t> cps, int max_nesting)
+      : cps_(std::move(cps)), max_nesting_(max_nesting) {}
 
   absl::StatusOr<int> Parse() {
     MASKD_ASSIGN_OR_RETURN(root, ParseDisjunction(0));
@@ -119,7 +119,11 @@ class Parser {
   }
 
   absl::StatusOr<int> ParseDisjunction(int depth) {
-    if (depth > kMaxNesting) return Error("groups nested too deeply", pos_);
+    if (depth > max_nesting_) {
+      return Error(absl::StrCat("groups nested too deeply (more than ", max_nesting_,
+                                " levels, max_recursion_depth)"),
+                   pos_);
+    }
     std::vector<int> alts;
     MASKD_ASSIGN_OR_RETURN(first, ParseAlternative(depth));
     alts.push_back(first);
@@ -485,15 +489,16 @@ class Parser {
   }
 
   std::vector<uint32_t> cps_;
+  const int max_nesting_;
   size_t pos_ = 0;
   std::vector<AstNode> nodes_;
 };
 
 }  // namespace
 
-absl::StatusOr<EcmaAst> ParseEcmaAst(std::string_view pattern) {
+absl::StatusOr<EcmaAst> ParseEcmaAst(std::string_view pattern, int max_nesting) {
   MASKD_ASSIGN_OR_RETURN(cps, DecodeUtf8(pattern));
-  Parser parser(std::move(cps));
+  Parser parser(std::move(cps), max_nesting);
   MASKD_ASSIGN_OR_RETURN(root, parser.Parse());
   return EcmaAst{std::move(parser.nodes()), root};
 }

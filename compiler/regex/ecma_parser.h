@@ -35,8 +35,9 @@ struct EcmaAst {
 };
 
 // Parses `pattern` (UTF-8 text). InvalidArgument naming the construct and
-// its offset (in code points) for refused or malformed patterns.
-absl::StatusOr<EcmaAst> ParseEcmaAst(std::string_view pattern);
+// its offset (in code points) for refused or malformed patterns, and for
+// groups nested more than `max_nesting` deep.
+absl::StatusOr<EcmaAst> ParseEcmaAst(std::string_view pattern, int max_nesting);
 
 }  // namespace maskd::regex
 

@@ -90,15 +90,8 @@ class Translator {
         }
         return pool_->Or(alts);
       }
-      case AstNode::kConcat: {
-        // Right fold: children[0] followed by a node for the rest.
-        if (node.children.size() == 1) return Translate(node.children[0], s, e);
-        AstNode rest{AstNode::kConcat};
-        rest.children.assign(node.children.begin() + 1, node.children.end());
-        for (int c : rest.children) rest.has_anchor = rest.has_anchor || nodes_[c].has_anchor;
-        int rest_id = RestNode(n, std::move(rest));
-        return Sequence(node.children[0], rest_id, s, e);
-      }
+      case AstNode::kConcat:
+        return AnchoredConcat(node.children, s, e);
       case AstNode::kRepeat:
         return AnchoredRepeat(node, s, e);
       case AstNode::kSet:
@@ -108,26 +101,62 @@ class Translator {
     return Plain(n);
   }
 
-  int RestNode(int n, AstNode rest) {
-    if (auto it = rest_.find(n); it != rest_.end()) return it->second;
-    int id = rest.children.size() == 1 ? rest.children[0] : AddNode(std::move(rest));
-    rest_.emplace(n, id);
-    return id;
-  }
-
-  // A then B, in context (s, e): split by which of them match empty. An
-  // empty match sits where the other one starts or ends.
-  absl::StatusOr<ExprId> Sequence(int a, int b, bool s, bool e) {
-    MASKD_ASSIGN_OR_RETURN(a_sn, Translate(a, s, false));
-    MASKD_ASSIGN_OR_RETURN(a_se, Translate(a, s, e));
-    MASKD_ASSIGN_OR_RETURN(b_ne, Translate(b, false, e));
-    MASKD_ASSIGN_OR_RETURN(b_se, Translate(b, s, e));
-    std::vector<ExprId> alts;
-    alts.push_back(pool_->Concat(pool_->NonEmpty(a_sn), pool_->NonEmpty(b_ne)));
-    if (pool_->Nullable(a_sn)) alts.push_back(pool_->NonEmpty(b_se));
-    if (pool_->Nullable(b_ne)) alts.push_back(pool_->NonEmpty(a_se));
-    if (pool_->Nullable(a_se) && pool_->Nullable(b_se)) alts.push_back(ExprSet::kEpsilon);
-    return pool_->Or(alts);
+  // children[0] children[1] ... in context (s, e), folded from the right:
+  // A then B, split by which of them match empty (an empty match sits where
+  // the other one starts or ends). A loop, not a recursion per child: `^`
+  // followed by a 50,000-character literal is one Concat of 50,001 children.
+  // Runs of children without anchors are one plain piece.
+  absl::StatusOr<ExprId> AnchoredConcat(const std::vector<int>& children, bool s, bool e) {
+    struct Piece {
+      int node = -1;  // an anchored child, or -1 for `plain`
+      ExprId plain = ExprSet::kEpsilon;
+    };
+    std::vector<Piece> pieces;
+    std::vector<ExprId> run;
+    auto flush = [&] {
+      if (run.empty()) return;
+      pieces.push_back(Piece{-1, pool_->Concat(run)});
+      run.clear();
+    };
+    for (int c : children) {
+      if (nodes_[c].has_anchor) {
+        flush();
+        pieces.push_back(Piece{c, ExprSet::kNothing});
+      } else {
+        run.push_back(Plain(c));
+      }
+    }
+    flush();
+    if (pieces.empty()) return ExprSet::kEpsilon;
+    auto translate = [&](const Piece& p, bool ps, bool pe) -> absl::StatusOr<ExprId> {
+      if (p.node < 0) return p.plain;
+      return Translate(p.node, ps, pe);
+    };
+    // The suffix from piece i on, starting at position 0 or not (rest_s,
+    // rest_n); it always ends where the whole ends (e).
+    MASKD_ASSIGN_OR_RETURN(last_s, translate(pieces.back(), s, e));
+    MASKD_ASSIGN_OR_RETURN(last_n, translate(pieces.back(), false, e));
+    ExprId rest_s = last_s, rest_n = last_n;
+    for (size_t i = pieces.size() - 1; i-- > 0;) {
+      ExprId next_s = ExprSet::kNothing, next_n = ExprSet::kNothing;
+      for (bool start : {true, false}) {
+        if (start && !s) continue;
+        MASKD_ASSIGN_OR_RETURN(a_sn, translate(pieces[i], start, false));
+        MASKD_ASSIGN_OR_RETURN(a_se, translate(pieces[i], start, e));
+        const ExprId b_ne = rest_n;
+        const ExprId b_se = start ? rest_s : rest_n;
+        std::vector<ExprId> alts;
+        alts.push_back(pool_->Concat(pool_->NonEmpty(a_sn), pool_->NonEmpty(b_ne)));
+        if (pool_->Nullable(a_sn)) alts.push_back(pool_->NonEmpty(b_se));
+        if (pool_->Nullable(b_ne)) alts.push_back(pool_->NonEmpty(a_se));
+        if (pool_->Nullable(a_se) && pool_->Nullable(b_se)) alts.push_back(ExprSet::kEpsilon);
+        (start ? next_s : next_n) = pool_->Or(alts);
+      }
+      if (!s) next_s = next_n;  // Not at position 0 either way.
+      rest_s = next_s;
+      rest_n = next_n;
+    }
+    return s ? rest_s : rest_n;
   }
 
   absl::StatusOr<ExprId> AnchoredRepeat(const AstNode& node, bool s, bool e) {
@@ -187,7 +216,6 @@ class Translator {
   ExprSet* pool_;
   absl::flat_hash_map<uint64_t, ExprId> memo_;
   absl::flat_hash_map<int, ExprId> plain_;
-  absl::flat_hash_map<int, int> rest_;
 };
 
 // In search mode the pattern sits between two runs of "any text", which
@@ -222,8 +250,9 @@ int TrimEdge(std::vector<AstNode>& nodes, int n, bool head) {
 
 }  // namespace
 
-absl::StatusOr<ExprId> ParseEcmaRegex(std::string_view pattern, ExprSet* pool, MatchMode mode) {
-  MASKD_ASSIGN_OR_RETURN(ast, ParseEcmaAst(pattern));
+absl::StatusOr<ExprId> ParseEcmaRegex(std::string_view pattern, ExprSet* pool, MatchMode mode,
+                                      int max_nesting) {
+  MASKD_ASSIGN_OR_RETURN(ast, ParseEcmaAst(pattern, max_nesting));
   Translator translator(ast.nodes, pool);
   if (mode == MatchMode::kFullMatch) return translator.Translate(ast.root, true, true);
   // Search: any UTF-8 text, the pattern, any UTF-8 text.

@@ -33,9 +33,17 @@ enum class MatchMode {
   kFullMatch,
 };
 
-// Parses `pattern` (UTF-8 text) and builds its language in `pool`.
+// Deepest group nesting accepted unless the caller asks for less (compiles
+// pass CompileOptions::max_recursion_depth). The parser and the translation
+// recurse once per level, so this also bounds their stack use.
+inline constexpr int kDefaultMaxRegexNesting = 500;
+
+// Parses `pattern` (UTF-8 text) and builds its language in `pool`. Groups
+// nested more than `max_nesting` deep are InvalidArgument naming the limit
+// and the offset.
 absl::StatusOr<ExprId> ParseEcmaRegex(std::string_view pattern, ExprSet* pool,
-                                      MatchMode mode = MatchMode::kSearch);
+                                      MatchMode mode = MatchMode::kSearch,
+                                      int max_nesting = kDefaultMaxRegexNesting);
 
 }  // namespace maskd::regex
 

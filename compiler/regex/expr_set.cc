@@ -506,7 +506,12 @@ ExprId ExprSet::Derivative(ExprId e, uint8_t b) {
   auto it = derivatives_.find(key);
   if (it != derivatives_.end()) return it->second;
   ExprId d = ComputeDerivative(e, b);
-  derivatives_.emplace(key, d);
+  RecordDerivative(e, b, d);
+  return d;
+}
+
+void ExprSet::RecordDerivative(ExprId e, uint8_t b, ExprId d) {
+  derivatives_.emplace((uint64_t{e} << 8) | b, d);
   if (!within_.empty() && d != kNothing) {
     if (auto facts = within_.find(e); facts != within_.end()) {
       // A copy: AddWithinFact may rehash within_.
@@ -514,7 +519,6 @@ ExprId ExprSet::Derivative(ExprId e, uint8_t b) {
       for (ExprId u : us) AddWithinFact(d, Derivative(u, b));
     }
   }
-  return d;
 }
 
 bool ExprSet::ProveWithin(ExprId x, ExprId u) {
@@ -695,10 +699,27 @@ ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
     case ExprKind::kByteSet:
       return GetByteSet(e).Contains(b) ? kEpsilon : kNothing;
     case ExprKind::kConcat: {
-      ExprId l = Args(e)[0], r = Args(e)[1];
-      ExprId first = Concat(Derivative(l, b), r);
-      if (!Nullable(l)) return first;
-      return Or(first, Derivative(r, b));
+      // d(l r) = d(l) r, or d(l) r | d(r) when l is nullable. Along a chain
+      // of nullable items (`a?a?a?...`, as long as the pattern) that is one
+      // flat union, collected in a loop: recursing into d(r) was one stack
+      // frame per item, and memoizing every suffix's union quadratic.
+      std::vector<ExprId> parts;
+      ExprId rest = e;
+      while (true) {
+        const ExprId l = Args(rest)[0], r = Args(rest)[1];
+        parts.push_back(Concat(Derivative(l, b), r));
+        if (!Nullable(l)) break;
+        if (auto known = derivatives_.find((uint64_t{r} << 8) | b); known != derivatives_.end()) {
+          parts.push_back(known->second);
+          break;
+        }
+        if (kind(r) != ExprKind::kConcat) {
+          parts.push_back(Derivative(r, b));
+          break;
+        }
+        rest = r;
+      }
+      return Or(parts);
     }
     case ExprKind::kOr:
     case ExprKind::kAnd: {
@@ -900,9 +921,13 @@ void ExprSet::AppendString(ExprId e, int parent_prec, std::string& out) const {
       return;
     }
     case ExprKind::kConcat:
+      // Right-associated chains may be as long as a literal: walk them.
       wrap(2, [&] {
-        AppendString(Args(e)[0], 3, out);
-        AppendString(Args(e)[1], 2, out);
+        ExprId rest = e;
+        for (; kind(rest) == ExprKind::kConcat; rest = Args(rest)[1]) {
+          AppendString(Args(rest)[0], 3, out);
+        }
+        AppendString(rest, 2, out);
       });
       return;
     case ExprKind::kOr:

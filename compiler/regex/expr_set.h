@@ -238,6 +238,8 @@ class ExprSet {
   ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
   void RefineClasses(const ByteSet& set);
   ExprId ComputeDerivative(ExprId e, uint8_t b);
+  // Memoizes d as e's derivative by b and passes containment facts on.
+  void RecordDerivative(ExprId e, uint8_t b, ExprId d);
   ExprId NonEmptyAtDepth(ExprId e, int depth);
   // True when e is non-empty by its structure alone (boolean-free parts,
   // length counters with room); false means "unknown".

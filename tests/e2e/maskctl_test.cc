@@ -143,6 +143,23 @@ TEST_F(MaskctlTest, CompilePrintsTheServersHandleOrItsError) {
   EXPECT_THAT(RunMaskctl({"compile", choices, *server_flag_}).out, HasSubstr("kind: choices\n"));
   EXPECT_THAT(RunMaskctl({"compile", "--kind=builtin_json", *server_flag_}).out,
               HasSubstr("kind: builtin_json\n"));
+  // Grammars by extension: GBNF, Lark, EBNF; a grammar error names its line.
+  const std::string gbnf = TempPath("g.gbnf"), lark = TempPath("g.lark"), ebnf = TempPath("g.ebnf");
+  WriteFile(gbnf, "root ::= \"a\" [0-9]+\n");
+  WriteFile(lark, "start: \"a\" NUM\nNUM: /[0-9]+/\n");
+  WriteFile(ebnf, "root ::= \"a\" digit+\ndigit ::= [0-9]\n");
+  for (const std::string& path : {gbnf, lark, ebnf}) {
+    const Outcome grammar = RunMaskctl({"compile", path, *server_flag_});
+    EXPECT_EQ(grammar.exit_code, 0) << path << ": " << grammar.err;
+    EXPECT_THAT(grammar.out, HasSubstr("kind: ebnf\n")) << path;
+  }
+  WriteFile(gbnf, "root ::= \"a\"\nunused ::= \"b\"\n");
+  EXPECT_THAT(RunMaskctl({"compile", gbnf, *server_flag_}).out,
+              HasSubstr("warning: rule 'unused' (line 2:1) is unreachable from 'root'\n"));
+  WriteFile(gbnf, "root ::= \"a\" |\n  nope\n");
+  const Outcome bad_grammar = RunMaskctl({"compile", gbnf, *server_flag_});
+  EXPECT_EQ(bad_grammar.exit_code, 1);
+  EXPECT_THAT(bad_grammar.err, HasSubstr("line 2:3"));
 
   // The server's errors, with code and place: exit 1.
   const std::string unsupported = TempPath("not.json"), malformed = TempPath("bad.json");

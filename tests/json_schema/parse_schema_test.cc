@@ -23,6 +23,15 @@ absl::Status Error(const std::string& text, const ParseOptions& options = {}) {
   return s.status();
 }
 
+// Why a schema matches nothing: it parses (an empty language is a valid
+// schema) to a root that is `false` or has no types left.
+std::string Unsatisfiable(const std::string& text) {
+  Schema s = Parse(text);
+  if (s.root == kFalseNode) return "matches nothing: it is false";
+  EXPECT_EQ(s.node(s.root).types, 0) << text << "\n" << s.DebugString();
+  return "matches nothing: " + s.node(s.root).unsatisfiable;
+}
+
 // The parsed form with combinators as written (no rewriting into anyOf).
 ParseOptions AsWritten(ParseOptions options = {}) {
   options.rewrite_combinators = false;
@@ -39,7 +48,7 @@ const SchemaNode& Prop(const Schema& s, const SchemaNode& n, const std::string& 
 TEST(ParseSchemaTest, BooleanSchemas) {
   Schema t = Parse("true");
   EXPECT_EQ(t.root, kTrueNode);
-  EXPECT_THAT(Error("false").message(), HasSubstr("matches nothing"));
+  EXPECT_THAT(Unsatisfiable("false"), HasSubstr("matches nothing"));
   Schema empty = Parse("{}");
   EXPECT_EQ(Root(empty).types, kAllTypes);
 }
@@ -77,7 +86,7 @@ TEST(ParseSchemaTest, ClosedObjectsOption) {
 }
 
 TEST(ParseSchemaTest, NotTrueMatchesNothing) {
-  EXPECT_THAT(Error(R"({"not": {}})").message(), HasSubstr("matches nothing"));
+  EXPECT_THAT(Unsatisfiable(R"({"not": {}})"), HasSubstr("matches nothing"));
   Schema s = Parse(R"({"anyOf": [{"not": true}, {"type": "string"}]})");
   EXPECT_EQ(s.node(Root(s).any_of[0]).types, 0);
 }
@@ -290,9 +299,9 @@ TEST(ParseSchemaTest, AllOfMergesObjectsAndRefs) {
   EXPECT_EQ(Prop(s, r, "id").types, kIntegerType);
   // A side that closes the object forbids keys only the other side declares:
   // "id" is then both required and forbidden.
-  absl::Status closed = Error(R"({)" + defs + R"(, "allOf": [{"$ref": "#/$defs/base"},
-        {"properties": {"name": {}}, "additionalProperties": false}]})");
-  EXPECT_THAT(closed.message(), HasSubstr("required property \"id\""));
+  EXPECT_THAT(Unsatisfiable(R"({)" + defs + R"(, "allOf": [{"$ref": "#/$defs/base"},
+        {"properties": {"name": {}}, "additionalProperties": false}]})"),
+              HasSubstr("required property \"id\""));
   Schema optional = Parse(R"({"allOf": [{"properties": {"a": {}, "b": {}}},
         {"properties": {"a": {}}, "additionalProperties": false}]})");
   EXPECT_EQ(Prop(optional, Root(optional), "b").types, 0);  // Present: never valid.
@@ -315,25 +324,22 @@ TEST(ParseSchemaTest, AllOfKeepsWhatOneNodeCannotHold) {
   EXPECT_EQ(r.properties.size(), 1u);  // {"b": {}} merged: no patterns on either side.
 }
 
-TEST(ParseSchemaTest, ContradictionsAreErrorsWithPointers) {
-  EXPECT_THAT(Error(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})").message(),
+TEST(ParseSchemaTest, ContradictionsMatchNothingAndSayWhere) {
+  EXPECT_THAT(Unsatisfiable(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})"),
               HasSubstr("no common value"));
-  EXPECT_THAT(Error(R"({"properties": {"a": {"type": "number", "minimum": 5, "maximum": 3}},
+  EXPECT_THAT(Unsatisfiable(R"({"properties": {"a": {"type": "number", "minimum": 5, "maximum": 3}},
                        "required": ["a"],
-                       "type": "object"})")
-                  .message(),
+                       "type": "object"})"),
               HasSubstr("minimum 5 is above maximum 3 at /properties/a"));
-  EXPECT_THAT(Error(R"({"type": "string", "minLength": 5, "maxLength": 2})").message(),
+  EXPECT_THAT(Unsatisfiable(R"({"type": "string", "minLength": 5, "maxLength": 2})"),
               HasSubstr("minLength 5 > maxLength 2"));
-  EXPECT_THAT(Error(R"({"type": "string", "const": 5})").message(),
-              HasSubstr("no enum/const value"));
-  EXPECT_THAT(Error(R"({"type": "integer", "minimum": 1.2, "maximum": 1.8})").message(),
+  EXPECT_THAT(Unsatisfiable(R"({"type": "string", "const": 5})"), HasSubstr("no enum/const value"));
+  EXPECT_THAT(Unsatisfiable(R"({"type": "integer", "minimum": 1.2, "maximum": 1.8})"),
               HasSubstr("no integer"));
-  EXPECT_THAT(Error(R"({"const": 1, "enum": [2, 3]})").message(),
+  EXPECT_THAT(Unsatisfiable(R"({"const": 1, "enum": [2, 3]})"),
               HasSubstr("\"const\" is not one of \"enum\""));
-  EXPECT_THAT(Error(R"({"anyOf": [{"type": "string", "minLength": 3, "maxLength": 1},
-                                  {"allOf": [{"type": "null"}, {"type": "boolean"}]}]})")
-                  .message(),
+  EXPECT_THAT(Unsatisfiable(R"({"anyOf": [{"type": "string", "minLength": 3, "maxLength": 1},
+                                  {"allOf": [{"type": "null"}, {"type": "boolean"}]}]})"),
               HasSubstr("matches nothing"));
 }
 

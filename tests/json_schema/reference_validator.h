@@ -1,8 +1,10 @@
 // Test-only: decides whether a JSON value matches a normalized Schema by
 // walking the node table directly. Comparing its verdicts with MaskBench's
 // expected ones checks that normalization (refs, merges, aliases, emptiness)
-// preserves the schema's meaning. Patterns are evaluated with RE2 (close to,
-// not identical with, ECMA-262); formats are not checked.
+// preserves the schema's meaning. Patterns are evaluated with ECMA-262
+// semantics (compiler/json_schema/pattern_match.h; cross-checked against
+// python3-jsonschema on Unicode classes by json_schema_python_crosscheck);
+// formats are not checked.
 #ifndef MASKD_TESTS_JSON_SCHEMA_REFERENCE_VALIDATOR_H_
 #define MASKD_TESTS_JSON_SCHEMA_REFERENCE_VALIDATOR_H_
 

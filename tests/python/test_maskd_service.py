@@ -11,8 +11,8 @@ import numpy as np
 
 from maskd_server import MaskdServer, binary_from_argv
 from maskd_client import (Advance, AsyncMaskClient, BuiltinJson, Choices, CompileError,
-                          CompileOptions, JsonSchema, MaskClient, MaskdError, Open, Regex,
-                          SequenceError, StructuralTag, ToolCalls)
+                          CompileOptions, Grammar, JsonSchema, MaskClient, MaskdError, Open,
+                          Regex, SequenceError, StructuralTag, ToolCalls)
 
 MASKD = binary_from_argv(sys.argv)
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients",
@@ -63,7 +63,10 @@ class TokenizerAndCompileTest(unittest.TestCase):
             JsonSchema({"type": "object", "properties": {"a": {"type": "integer"}}}),
             Regex("[0-9]{3}-[a-z]+"),
             Choices(["yes", "no"]),
-            BuiltinJson()
+            BuiltinJson(),
+            Grammar('root ::= "a" [0-9]+'),
+            Grammar('start: "a" NUM\nNUM: /[0-9]+/', dialect="lark"),
+            Grammar('item ::= "a" digit+\ndigit ::= [0-9]', dialect="ebnf", start_rule="item"),
         ]
         for spec in specs:
             with self.subTest(spec=spec):
@@ -87,6 +90,11 @@ class TokenizerAndCompileTest(unittest.TestCase):
             CLIENT.compile(TOKENIZER.tokenizer_id, Regex("a(b"))
         self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertEqual(ctx.exception.location.line, 1)
+        with self.assertRaises(CompileError) as ctx:
+            CLIENT.compile(TOKENIZER.tokenizer_id, Grammar('root ::= "a"\n  item ::= x'))
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("undefined rule 'x'", ctx.exception.message)
+        self.assertEqual((ctx.exception.location.line, ctx.exception.location.column), (2, 12))
         with self.assertRaises(MaskdError) as ctx:
             CLIENT.compile("0" * 32, Regex("a"))
         self.assertNotIsInstance(ctx.exception, CompileError)
@@ -141,6 +149,17 @@ class StructuralTagTest(unittest.TestCase):
 
 class SessionTest(unittest.TestCase):
 
+    def test_grammar_session_follows_the_grammar(self):
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id,
+                                 Grammar('root ::= "move: " ("yes" | "no") "!"'))
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, grammar)
+            self.assertEqual(first.jump_forward_bytes, b"move: ")
+            self.assertFalse(first.may_stop)
+            tokens, results = walk(session, 1, first, np.random.default_rng(3), 12)
+            self.assertTrue(results[-1].must_stop)
+            self.assertLessEqual(len(tokens), 9)  # at most one byte per token
+
     def test_choices_by_jump_forward(self):
         with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
             first = session.open(1, Choices(["hello world"]))
@@ -186,6 +205,31 @@ class SessionTest(unittest.TestCase):
             self.assertTrue(session.advance(1, []).ok)  # the sequence survived
             results = session.step(open={3: Open(Regex("a("), tokenizer_id=TOKENIZER.tokenizer_id)})
             self.assertEqual(results[3].error.code, grpc.StatusCode.INVALID_ARGUMENT)
+
+    def test_rollback_at_exactly_max_and_one_past(self):
+        """The server keeps exactly max_rollback_tokens snapshots: rolling back that many
+        restores the mask seen then; one more is refused and changes nothing (a server
+        keeping one snapshot too few, or one too many, fails here)."""
+        grammar = CLIENT.compile(TOKENIZER.tokenizer_id,
+                                 Regex("([a-z]{2,6}-[0-9]{1,3}-){4}[a-z]{2,6}"))
+        for max_rollback in (1, 3):
+            with self.subTest(max_rollback=max_rollback), CLIENT.session() as session:
+                first = session.open(1, grammar, max_rollback_tokens=max_rollback)
+                steps = max_rollback + 2
+                tokens, results = walk(session, 1, first, np.random.default_rng(7), steps)
+                self.assertEqual(len(tokens), steps)
+                with self.assertRaises(SequenceError) as ctx:
+                    session.rollback(1, max_rollback + 1)
+                self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+                unchanged = session.advance(1, [])
+                np.testing.assert_array_equal(unchanged.mask.bits, results[-1].mask.bits)
+                back = session.rollback(1, max_rollback)
+                np.testing.assert_array_equal(back.mask.bits, results[-1 - max_rollback].mask.bits)
+                with self.assertRaises(SequenceError):
+                    session.rollback(1, 1)  # every kept snapshot is used up
+                redo = session.advance(1, [tokens[-max_rollback]])
+                np.testing.assert_array_equal(redo.mask.bits, results[-max_rollback].mask.bits)
+                self.assertTrue(session.rollback(1, 1).ok)
 
     DICTIONARY_SCHEMA = JsonSchema({
         "type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer"}},

@@ -202,10 +202,13 @@ class SpecTest(unittest.TestCase):
     def test_options(self):
         options = CompileOptions(whitespace="compact", strict=False, property_order="any",
                                  max_whitespace_run=4, max_recursion_depth=9,
-                                 time_limit_s=1.5).to_proto()
+                                 unknown_formats="ignore", time_limit_s=1.5).to_proto()
         self.assertEqual(options.whitespace, compile_pb2.WHITESPACE_MODE_COMPACT)
         self.assertEqual(options.unknown_keywords, compile_pb2.UNKNOWN_KEYWORD_POLICY_PERMISSIVE)
         self.assertEqual(options.property_order, compile_pb2.PROPERTY_ORDER_ANY_ORDER)
+        self.assertEqual(options.unknown_formats, compile_pb2.UNKNOWN_FORMAT_POLICY_IGNORE)
+        self.assertEqual(CompileOptions(unknown_formats="refuse").to_proto().unknown_formats,
+                         compile_pb2.UNKNOWN_FORMAT_POLICY_REFUSE)
         self.assertEqual((options.max_whitespace_run, options.max_recursion_depth), (4, 9))
         self.assertEqual(options.compile_time_limit.ToMilliseconds(), 1500)
         defaults = CompileOptions().to_proto()
@@ -216,6 +219,8 @@ class SpecTest(unittest.TestCase):
             CompileOptions(whitespace="tabs").to_proto()
         with self.assertRaisesRegex(ValueError, "property_order"):
             CompileOptions(property_order="random").to_proto()
+        with self.assertRaisesRegex(ValueError, "unknown_formats"):
+            CompileOptions(unknown_formats="lenient").to_proto()
         with self.assertRaisesRegex(ValueError, "dialect"):
             Grammar("x", dialect="peg").to_proto()
         with self.assertRaisesRegex(TypeError, "one string"):

@@ -9,6 +9,7 @@
 namespace maskd {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 v1::CompileRequest Schema(const std::string& schema) {
@@ -28,7 +29,26 @@ TEST(CompileRequestTest, HandleIsAStableContentHash) {
   const std::string a = Handle(Schema(R"({"type":"integer"})"));
   EXPECT_THAT(a, ::testing::MatchesRegex("[0-9a-f]{64}"));
   EXPECT_EQ(Handle(Schema(R"({"type":"integer"})")), a);
-  EXPECT_NE(Handle(Schema(R"({"type": "integer"})")), a);  // other bytes, other grammar key
+  // Whitespace and string escapes are spelling, not schema (Python's
+  // json.dumps vs a file): one handle. Member order is schema (property order).
+  EXPECT_EQ(Handle(Schema(" {\"type\" :\n\t\"integer\"} ")), a);
+  EXPECT_EQ(Handle(Schema(R"({"typ\u0065": "integer"})")), a);
+  EXPECT_EQ(Handle(Schema(R"({"enum": ["\u00e9\ud83d\ude00\/"]})")),
+            Handle(Schema("{\"enum\":[\"\xc3\xa9\xf0\x9f\x98\x80/\"]}")));
+  EXPECT_EQ(Handle(Schema(R"({"properties": {"a": {}, "b": {}}})")),
+            Handle(Schema(R"({"properties":{"a":{},"b":{}}})")));
+  EXPECT_NE(Handle(Schema(R"({"properties":{"b":{},"a":{}}})")),
+            Handle(Schema(R"({"properties":{"a":{},"b":{}}})")));
+  EXPECT_NE(Handle(Schema(R"({"const": "a b"})")), Handle(Schema(R"({"const": "ab"})")));
+  EXPECT_NE(Handle(Schema(R"({"const": 1.0})")), Handle(Schema(R"({"const": 1})")));
+  // Invalid JSON is hashed as written: "1 2" is not "12".
+  EXPECT_NE(Handle(Schema("{\"const\": 1 2}")), Handle(Schema("{\"const\": 12}")));
+  // Regexes are not JSON: every byte counts.
+  v1::CompileRequest spaced = Schema("");
+  spaced.mutable_spec()->set_regex("a b");
+  v1::CompileRequest unspaced = Schema("");
+  unspaced.mutable_spec()->set_regex("ab");
+  EXPECT_NE(Handle(spaced), Handle(unspaced));
 
   v1::CompileRequest other_tokenizer = Schema(R"({"type":"integer"})");
   other_tokenizer.set_tokenizer_id("fedcba9876543210fedcba9876543210");
@@ -43,6 +63,22 @@ TEST(CompileRequestTest, HandleIsAStableContentHash) {
   bounded.mutable_options()->set_max_whitespace_run(32);
   bounded.mutable_options()->set_unknown_keywords(v1::UNKNOWN_KEYWORD_POLICY_STRICT);
   EXPECT_EQ(Handle(bounded), a);
+  // Any-order properties are another language, so another handle.
+  v1::CompileRequest any_order = Schema(R"({"type":"integer"})");
+  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
+  absl::StatusOr<CompileJob> any_order_job = TranslateCompileRequest(any_order, {});
+  ASSERT_TRUE(any_order_job.ok()) << any_order_job.status();
+  EXPECT_EQ(any_order_job->options.property_order, PropertyOrder::kAnyOrder);
+  EXPECT_NE(any_order_job->handle, a);
+  v1::CompileRequest ignore_formats = Schema(R"({"type":"integer"})");
+  ignore_formats.mutable_options()->set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_IGNORE);
+  absl::StatusOr<CompileJob> ignore_job = TranslateCompileRequest(ignore_formats, {});
+  ASSERT_TRUE(ignore_job.ok()) << ignore_job.status();
+  EXPECT_EQ(ignore_job->options.unknown_formats, UnknownFormats::kIgnore);
+  EXPECT_NE(ignore_job->handle, a);
+  v1::CompileRequest refuse_formats = Schema(R"({"type":"integer"})");
+  refuse_formats.mutable_options()->set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_REFUSE);
+  EXPECT_EQ(Handle(refuse_formats), a);  // the default spelled out
   // Limits do not change the grammar.
   v1::CompileRequest limited = Schema(R"({"type":"integer"})");
   limited.mutable_options()->mutable_compile_time_limit()->set_seconds(1);
@@ -75,6 +111,13 @@ TEST(CompileRequestTest, TranslatesOptions) {
   EXPECT_EQ(job->options.whitespace, WhitespaceMode::kFlexible);
   EXPECT_FALSE(job->options.strict);
   EXPECT_EQ(job->time_limit, absl::Seconds(3));  // capped by the server
+  EXPECT_EQ(job->options.max_recursion_depth, CompileOptions().max_recursion_depth);
+
+  request.mutable_options()->set_max_recursion_depth(kMaxRecursionDepthLimit);
+  absl::StatusOr<CompileJob> deep = TranslateCompileRequest(request, limits);
+  ASSERT_TRUE(deep.ok()) << deep.status();
+  EXPECT_EQ(deep->options.max_recursion_depth, kMaxRecursionDepthLimit);
+  EXPECT_NE(deep->handle, job->handle);  // a spec may compile under one limit only
 }
 
 TEST(CompileRequestTest, RefusesWithTheFittingCode) {
@@ -103,13 +146,17 @@ TEST(CompileRequestTest, RefusesWithTheFittingCode) {
   EXPECT_EQ(TranslateCompileRequest(bad_enum, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 
-  v1::CompileRequest any_order = Schema("{}");
-  any_order.mutable_options()->set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
-  EXPECT_EQ(TranslateCompileRequest(any_order, {}).status().code(),
-            absl::StatusCode::kUnimplemented);
-  v1::CompileRequest depth = Schema("{}");
-  depth.mutable_options()->set_max_recursion_depth(3);
-  EXPECT_EQ(TranslateCompileRequest(depth, {}).status().code(), absl::StatusCode::kUnimplemented);
+  v1::CompileRequest bad_formats = Schema("{}");
+  bad_formats.mutable_options()->set_unknown_formats(static_cast<v1::UnknownFormatPolicy>(9));
+  absl::StatusOr<CompileJob> bad_formats_job = TranslateCompileRequest(bad_formats, {});
+  EXPECT_EQ(bad_formats_job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_formats_job.status().message(), HasSubstr("unknown_formats"));
+  v1::CompileRequest too_deep = Schema("{}");
+  too_deep.mutable_options()->set_max_recursion_depth(kMaxRecursionDepthLimit + 1);
+  absl::StatusOr<CompileJob> refused = TranslateCompileRequest(too_deep, {});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("options.max_recursion_depth"), HasSubstr("1000")));
 
   v1::CompileRequest negative = Schema("{}");
   negative.mutable_options()->mutable_compile_time_limit()->set_seconds(-1);

@@ -34,6 +34,7 @@ using ::maskd::testing::TokenizerDir;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsSupersetOf;
+using ::testing::Not;
 
 constexpr auto kShutdownTimeout = std::chrono::seconds(10);
 
@@ -379,6 +380,22 @@ TEST(MaskdStartupTest, MissingTokenizerFailsWithItsPath) {
   EXPECT_NE(*exit_code, 0);
   EXPECT_THAT(log, HasSubstr("/nonexistent/ghost/tokenizer.json"));
   EXPECT_THAT(log, HasSubstr("maskd: error: "));
+}
+
+TEST(MaskdStartupTest, HelpListsEveryFlagAndExitsZero) {
+  std::string log;
+  absl::StatusOr<int> exit_code =
+      MaskdProcess::RunToExit({"--help"}, &log, std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.ok()) << exit_code.status();
+  EXPECT_EQ(*exit_code, 0) << log;
+  EXPECT_THAT(log, Not(HasSubstr("No flags matched")));
+  for (const char* flag :
+       {"--listen", "--metrics_listen", "--tokenizer", "--threads", "--compile_threads",
+        "--cache_bytes", "--compile_time_limit", "--max_spec_bytes", "--session_idle_timeout",
+        "--shutdown_grace", "--tls_cert"}) {
+    EXPECT_THAT(log, HasSubstr(std::string(flag) + " (")) << log;
+  }
+  EXPECT_THAT(log, HasSubstr("default: 127.0.0.1:50051"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "service/session_stream.h"
 
 #include <chrono>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -130,6 +131,52 @@ TEST_F(SessionStreamTest, RollbackDraftsAndOmitMask) {
   EXPECT_EQ(DecodeMask(Step(look).results(0).mask()), Reference("{"));
 }
 
+// The server keeps exactly open.max_rollback_tokens snapshots, counted over
+// tokens accepted in separate requests: rolling back that many restores the
+// mask seen then, one more is refused and changes nothing. A sequence that
+// kept one snapshot too few (or too many) fails here.
+TEST_F(SessionStreamTest, RollbackAtExactlyMaxAndOnePast) {
+  const std::string text = R"({"a":"abba","b":[1,12,2,1]})";  // In the harness vocabulary.
+  const std::vector<TokenId> tokens = harness_.tokenizer().Encode(text);
+  for (uint32_t max_rollback : {1u, 3u}) {
+    ASSERT_GT(tokens.size(), max_rollback + 2);
+    const uint64_t id = 10 + max_rollback;
+    v1::StepRequest open;
+    Open(open, id, max_rollback);
+    ASSERT_FALSE(Step(open).results(0).has_error());
+    // One token per request: snapshots must be kept across requests.
+    const size_t n = max_rollback + 2;
+    for (size_t i = 0; i < n; ++i) {
+      v1::StepRequest step;
+      v1::SequenceOp* op = step.add_ops();
+      op->set_sequence_id(id);
+      op->mutable_advance()->add_tokens(tokens[i]);
+      ASSERT_EQ(Step(step).results(0).tokens_accepted(), 1u);
+    }
+    auto prefix = [&](size_t k) {
+      return harness_.tokenizer().Decode(std::span<const TokenId>(tokens.data(), k));
+    };
+    v1::StepRequest too_far;
+    Advance(too_far, id, "")->set_rollback_tokens(max_rollback + 1);
+    v1::StepResponse response = Step(too_far);
+    EXPECT_EQ(response.results(0).error().code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << "max_rollback " << max_rollback;
+    v1::StepRequest look;
+    Advance(look, id, "");
+    EXPECT_EQ(DecodeMask(Step(look).results(0).mask()), Reference(prefix(n)));
+
+    v1::StepRequest exactly;
+    Advance(exactly, id, "")->set_rollback_tokens(max_rollback);
+    response = Step(exactly);
+    ASSERT_FALSE(response.results(0).has_error())
+        << "max_rollback " << max_rollback << ": " << response.results(0).error().message();
+    EXPECT_EQ(DecodeMask(response.results(0).mask()), Reference(prefix(n - max_rollback)));
+    v1::StepRequest exhausted;
+    Advance(exhausted, id, "")->set_rollback_tokens(1);
+    EXPECT_EQ(Step(exhausted).results(0).error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+}
+
 TEST_F(SessionStreamTest, PerSequenceErrorsCarryTheirCodeAndPlace) {
   v1::StepRequest open;
   Open(open, 1);
@@ -213,6 +260,42 @@ TEST(SessionStreamLimitsTest, SequencesPerStreamAndOpsPerRequest) {
     EXPECT_EQ(result.error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
     EXPECT_THAT(result.error().message(), HasSubstr("--max_ops_per_request"));
   }
+}
+
+// An advance carrying more tokens than --max_tokens_per_op fails alone,
+// leaving its sequence unchanged (one 8 MB request of 1M `[` tokens per
+// sequence grew the server by 1.9 GiB).
+TEST(SessionStreamLimitsTest, TokensPerOp) {
+  SessionLimits limits;
+  limits.max_tokens_per_op = 4;
+  SessionHarness harness(2, limits);
+  SessionStream stream(harness.env());
+  v1::StepRequest open;
+  v1::SequenceOp* op = open.add_ops();
+  op->set_sequence_id(1);
+  op->mutable_open()->mutable_compile()->set_tokenizer_id(harness.tokenizer().id());
+  op->mutable_open()->mutable_compile()->mutable_spec()->mutable_builtin_json();
+  v1::StepResponse response;
+  ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &response).ok());
+  ASSERT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+  const TokenId bracket = harness.tokenizer().Encode("[").at(0);
+
+  v1::StepRequest deep;
+  op = deep.add_ops();
+  op->set_sequence_id(1);
+  for (int i = 0; i < 5; ++i) op->mutable_advance()->add_tokens(bracket);
+  response.Clear();
+  ASSERT_TRUE(stream.Step(deep, absl::InfiniteFuture(), &response).ok());
+  EXPECT_EQ(response.results(0).error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(response.results(0).error().message(), HasSubstr("--max_tokens_per_op"));
+  EXPECT_EQ(response.results(0).tokens_accepted(), 0u);
+
+  // Four are within the limit, and the sequence had taken none before.
+  op->mutable_advance()->mutable_tokens()->RemoveLast();
+  response.Clear();
+  ASSERT_TRUE(stream.Step(deep, absl::InfiniteFuture(), &response).ok());
+  EXPECT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+  EXPECT_EQ(response.results(0).tokens_accepted(), 4u);
 }
 
 }  // namespace

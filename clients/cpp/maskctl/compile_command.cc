@@ -46,6 +46,7 @@ int CompileAndPrint(const char* kName, absl::StatusOr<v1::ConstraintSpec> spec) 
   if (stats.ignored_keywords_size() > 0) {
     std::cout << "ignored_keywords: " << absl::StrJoin(stats.ignored_keywords(), ", ") << "\n";
   }
+  for (const std::string& warning : stats.warnings()) std::cout << "warning: " << warning << "\n";
   return kExitOk;
 }
 

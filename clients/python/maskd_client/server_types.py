@@ -38,13 +38,16 @@ class CompileStats:
     grammar_rules: int
     size_bytes: int
     ignored_keywords: Tuple[str, ...]
+    # Grammars: accepted but flagged, e.g. a rule the start rule cannot reach.
+    warnings: Tuple[str, ...] = ()
 
     @classmethod
     def from_proto(cls, stats: compile_pb2.CompileStats):
         return cls(compile_time_s=stats.compile_time.ToNanoseconds() / 1e9,
                    cache_hit=stats.cache_hit, lexer_states=stats.lexer_states,
                    grammar_rules=stats.grammar_rules, size_bytes=stats.size_bytes,
-                   ignored_keywords=tuple(stats.ignored_keywords))
+                   ignored_keywords=tuple(stats.ignored_keywords),
+                   warnings=tuple(stats.warnings))
 
 
 @dataclass(frozen=True)

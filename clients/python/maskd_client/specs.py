@@ -127,6 +127,10 @@ _WHITESPACE = {
     "flexible": compile_pb2.WHITESPACE_MODE_FLEXIBLE,
     "bounded": compile_pb2.WHITESPACE_MODE_BOUNDED,
 }
+_UNKNOWN_FORMATS = {
+    "refuse": compile_pb2.UNKNOWN_FORMAT_POLICY_REFUSE,
+    "ignore": compile_pb2.UNKNOWN_FORMAT_POLICY_IGNORE,
+}
 _PROPERTY_ORDER = {
     "schema": compile_pb2.PROPERTY_ORDER_SCHEMA_ORDER,
     "any": compile_pb2.PROPERTY_ORDER_ANY_ORDER,
@@ -140,7 +144,9 @@ class CompileOptions:
     whitespace: "compact", "flexible" or "bounded" (runs of at most
     max_whitespace_run bytes); strict: unknown JSON Schema keywords are errors
     (False: ignored and listed in CompileStats.ignored_keywords); property_order:
-    "schema" or "any"; time_limit_s: give up compiling after this long;
+    "schema" or "any"; unknown_formats: "refuse" (formats without an exact
+    language are errors) or "ignore" (plain strings, listed in
+    CompileStats.ignored_keywords); time_limit_s: give up compiling after this long;
     reasoning_end_marker: reasoning first, the output is free until the first occurrence
     of this marker (e.g. "</think>" for Qwen3), then follows the spec.
     """
@@ -149,6 +155,7 @@ class CompileOptions:
     strict: Optional[bool] = None
     property_order: Optional[str] = None
     max_recursion_depth: int = 0
+    unknown_formats: Optional[str] = None
     time_limit_s: Optional[float] = None
     reasoning_end_marker: str = ""
 
@@ -169,6 +176,11 @@ class CompileOptions:
                 raise ValueError(f"CompileOptions.property_order {self.property_order!r}: "
                                  f"expected one of {', '.join(sorted(_PROPERTY_ORDER))}")
             out.property_order = _PROPERTY_ORDER[self.property_order]
+        if self.unknown_formats is not None:
+            if self.unknown_formats not in _UNKNOWN_FORMATS:
+                raise ValueError(f"CompileOptions.unknown_formats {self.unknown_formats!r}: "
+                                 f"expected one of {', '.join(sorted(_UNKNOWN_FORMATS))}")
+            out.unknown_formats = _UNKNOWN_FORMATS[self.unknown_formats]
         if self.time_limit_s is not None:
             if self.time_limit_s <= 0:
                 raise ValueError(f"CompileOptions.time_limit_s must be > 0, got {self.time_limit_s}")

@@ -1,0 +1,56 @@
+// Grammar texts (llama.cpp GBNF, XGrammar-style EBNF, llguidance-style Lark)
+// to grammar IR. This is the one entry point the compiler (and later the
+// structural-tag builder) calls: text + dialect + options -> GrammarIr or a
+// Status whose message says "line L:C: ..." with an excerpt and whose
+// "maskd/line-column" payload carries the position (text_error.h).
+//
+// What the dialects mean here, exactly:
+//  - GBNF and EBNF are character-level grammars: every terminal is one code
+//    point, so the lexer's longest-match rule never changes the language
+//    (gbnf_front_end.h).
+//  - Lark is lexeme-level as llguidance defines it: UPPERCASE terminals,
+//    strings and /regexes/ in rules are lexemes matched greedily
+//    (lark_front_end.h).
+#ifndef MASKD_COMPILER_GRAMMAR_TEXT_GRAMMAR_TEXT_H_
+#define MASKD_COMPILER_GRAMMAR_TEXT_GRAMMAR_TEXT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "compiler/grammar/grammar_ir.h"
+#include "compiler/json_schema/lower.h"
+
+namespace maskd::grammar_text {
+
+enum class Dialect {
+  kGbnf,          // llama.cpp
+  kXGrammarEbnf,  // XGrammar's EBNF
+  kLark,          // llguidance's Lark
+};
+
+// How a Lark `%json {schema}` is read (the JSON Schema front end's options).
+struct JsonEmbedOptions {
+  bool strict_keywords = true;
+  bool closed_objects = false;
+  json_schema::Whitespace whitespace = json_schema::Whitespace::kBounded;
+  uint32_t max_whitespace_run = 32;
+};
+
+struct GrammarTextOptions {
+  // Empty: the dialect's default ("root" for GBNF and EBNF, "start" for Lark).
+  std::string start_rule;
+  // Grammar size limit: symbols in all rule bodies after expanding counted
+  // repetitions (ResourceExhausted past it).
+  size_t max_symbols = 1'000'000;
+  JsonEmbedOptions json;
+};
+
+absl::StatusOr<GrammarIr> BuildGrammarTextIr(std::string_view text, Dialect dialect,
+                                             const GrammarTextOptions& options);
+
+}  // namespace maskd::grammar_text
+
+#endif  // MASKD_COMPILER_GRAMMAR_TEXT_GRAMMAR_TEXT_H_

@@ -1,0 +1,915 @@
+#include "compiler/grammar_text/lark_front_end.h"
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/grammar_text/ir_import.h"
+#include "compiler/grammar_text/ir_writer.h"
+#include "compiler/grammar_text/lark_common.h"
+#include "compiler/grammar_text/text_cursor.h"
+#include "compiler/grammar_text/text_error.h"
+#include "compiler/json_schema/lower.h"
+#include "compiler/json_schema/parse_schema.h"
+#include "compiler/regex/ecma_regex.h"
+
+namespace maskd::grammar_text {
+namespace {
+
+constexpr uint32_t kMaxRepeatCount = 100'000;
+
+// --- Syntax tree of a definition body ---
+
+struct Expr {
+  enum Kind { kAlt, kSeq, kRepeat, kName, kString, kRegex, kRange, kJson };
+  Kind kind = kSeq;
+  size_t at = 0;
+  std::vector<Expr> kids;
+  std::string text;   // name, string value, regex pattern or JSON schema
+  std::string flags;  // string / regex flags
+  uint32_t min = 0, max = 0;
+  uint32_t lo = 0, hi = 0;  // kRange code points
+};
+
+Expr MakeExpr(Expr::Kind kind, size_t at) {
+  Expr e;
+  e.kind = kind;
+  e.at = at;
+  return e;
+}
+
+struct Definition {
+  std::string name;
+  bool terminal = false;
+  size_t at = 0;
+  std::string_view text;  // the text `at` and the body's offsets point into
+  Expr body;
+};
+
+bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
+
+// Terminal names are uppercase: the first letter after any '_' decides.
+bool IsTerminalName(std::string_view name) {
+  for (char c : name) {
+    if (c == '_') continue;
+    return c >= 'A' && c <= 'Z';
+  }
+  return true;
+}
+
+class LarkParser {
+ public:
+  explicit LarkParser(std::string_view text) : cur_{text, 0} {}
+
+  std::vector<Definition> definitions;
+  std::vector<Expr> ignores;
+  // (name in common, name here, offset of the import)
+  struct Import {
+    std::string name, alias;
+    size_t at;
+  };
+  std::vector<Import> imports;
+
+  absl::Status Parse() {
+    for (;;) {
+      SkipBlankLines();
+      if (cur_.at_end()) return absl::OkStatus();
+      if (absl::Status s = ParseStatement(); !s.ok()) return s;
+      SkipInline();
+      if (!cur_.at_end() && cur_.peek() != '\n' && cur_.peek() != '\r') {
+        return Error(cur_.pos, absl::StrCat("unexpected '", std::string(1, cur_.peek()),
+                                            "' (expected end of line)"));
+      }
+    }
+  }
+
+ private:
+  absl::Status Error(size_t at, std::string_view what,
+                     absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+    return TextError(code, cur_.text, at, what);
+  }
+
+  void SkipComment() {
+    if (cur_.starts_with("//")) {
+      while (!cur_.at_end() && cur_.peek() != '\n') ++cur_.pos;
+    }
+  }
+  void SkipInline() {
+    for (;;) {
+      while (cur_.peek() == ' ' || cur_.peek() == '\t') ++cur_.pos;
+      if (!cur_.starts_with("//")) return;
+      SkipComment();
+    }
+  }
+  void SkipBlankLines() {
+    for (;;) {
+      SkipInline();
+      if (cur_.peek() == '\n' || cur_.peek() == '\r') {
+        ++cur_.pos;
+      } else {
+        return;
+      }
+    }
+  }
+  // Inside brackets newlines are blanks; outside, a newline continues the
+  // definition only when the next line starts with '|'.
+  void SkipSpace(int depth) {
+    for (;;) {
+      SkipInline();
+      if (cur_.peek() != '\n' && cur_.peek() != '\r') return;
+      if (depth > 0) {
+        ++cur_.pos;
+        continue;
+      }
+      TextCursor probe = cur_;
+      while (probe.peek() == '\n' || probe.peek() == '\r' || probe.peek() == ' ' ||
+             probe.peek() == '\t') {
+        ++probe.pos;
+      }
+      if (probe.peek() != '|') return;
+      cur_ = probe;
+      return;
+    }
+  }
+
+  std::string_view ParseName() {
+    const size_t begin = cur_.pos;
+    if (!IsNameStart(cur_.peek())) return {};
+    while (IsNameChar(cur_.peek())) ++cur_.pos;
+    return cur_.text.substr(begin, cur_.pos - begin);
+  }
+
+  absl::Status ParseStatement() {
+    const size_t at = cur_.pos;
+    if (cur_.peek() == '%') {
+      ++cur_.pos;
+      const std::string_view directive = ParseName();
+      SkipInline();
+      if (directive == "ignore") {
+        absl::StatusOr<Expr> e = ParseAlternatives(0);
+        if (!e.ok()) return e.status();
+        ignores.push_back(*std::move(e));
+        return absl::OkStatus();
+      }
+      if (directive == "import") return ParseImport(at);
+      if (directive == "llguidance") {
+        absl::StatusOr<std::string> json = ParseBracedJson();
+        if (!json.ok()) return json.status();
+        return CheckLlguidanceOptions(*json, at);
+      }
+      return Error(at, absl::StrCat("directive '%", std::string(directive), "' is not supported"),
+                   absl::StatusCode::kUnimplemented);
+    }
+    if (cur_.peek() == '?' || cur_.peek() == '!') ++cur_.pos;  // inline / keep: same language
+    const size_t name_at = cur_.pos;
+    const std::string_view name = ParseName();
+    if (name.empty()) return Error(at, "expected a rule or terminal definition");
+    if (cur_.peek() == '.') {
+      return Error(cur_.pos, absl::StrCat("priority on '", std::string(name), "' is not supported"),
+                   absl::StatusCode::kUnimplemented);
+    }
+    if (cur_.peek() == '[') {
+      return Error(cur_.pos,
+                   absl::StrCat("attributes on '", std::string(name), "' are not supported"),
+                   absl::StatusCode::kUnimplemented);
+    }
+    SkipInline();
+    if (!cur_.consume(":")) {
+      return Error(cur_.pos, absl::StrCat("expected ':' after '", std::string(name), "'"));
+    }
+    SkipSpace(0);
+    absl::StatusOr<Expr> body = ParseAlternatives(0);
+    if (!body.ok()) return body.status();
+    definitions.push_back(
+        {std::string(name), IsTerminalName(name), name_at, cur_.text, *std::move(body)});
+    return absl::OkStatus();
+  }
+
+  absl::Status ParseImport(size_t at) {
+    const size_t module_at = cur_.pos;
+    const std::string_view module = ParseName();
+    if (module != "common") {
+      return Error(
+          module_at,
+          absl::StrCat("%import of '", std::string(module), "' is not supported (only 'common')"),
+          absl::StatusCode::kUnimplemented);
+    }
+    SkipInline();
+    if (cur_.consume(".")) {
+      const size_t name_at = cur_.pos;
+      std::string name(ParseName());
+      if (name.empty()) return Error(name_at, "expected a name after 'common.'");
+      std::string alias = name;
+      SkipInline();
+      if (cur_.consume("->")) {
+        SkipInline();
+        alias = std::string(ParseName());
+        if (alias.empty()) return Error(cur_.pos, "expected a name after '->'");
+      }
+      imports.push_back({std::move(name), std::move(alias), name_at});
+      return absl::OkStatus();
+    }
+    if (!cur_.consume("(")) return Error(cur_.pos, "expected '.' or '(' after '%import common'");
+    for (;;) {
+      SkipSpace(1);
+      const size_t name_at = cur_.pos;
+      std::string name(ParseName());
+      if (name.empty()) return Error(name_at, "expected a name in '%import common (...)'");
+      imports.push_back({name, name, name_at});
+      SkipSpace(1);
+      if (cur_.consume(")")) return absl::OkStatus();
+      if (!cur_.consume(",")) return Error(cur_.pos, "expected ',' or ')'");
+    }
+    (void)at;
+  }
+
+  // A balanced {...} JSON value (strings may hold braces).
+  absl::StatusOr<std::string> ParseBracedJson() {
+    const size_t at = cur_.pos;
+    if (cur_.peek() != '{') return Error(at, "expected '{'");
+    int depth = 0;
+    bool in_string = false;
+    for (; !cur_.at_end(); ++cur_.pos) {
+      const char c = cur_.peek();
+      if (in_string) {
+        if (c == '\\') {
+          ++cur_.pos;
+        } else if (c == '"') {
+          in_string = false;
+        }
+        continue;
+      }
+      if (c == '"') in_string = true;
+      if (c == '{') ++depth;
+      if (c == '}' && --depth == 0) {
+        ++cur_.pos;
+        return std::string(cur_.text.substr(at, cur_.pos - at));
+      }
+    }
+    return Error(at, "unbalanced '{' in JSON");
+  }
+
+  // No %llguidance option is honoured yet: name the first one given.
+  absl::Status CheckLlguidanceOptions(std::string_view json, size_t at) {
+    size_t i = 1;
+    while (i < json.size() &&
+           (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r')) {
+      ++i;
+    }
+    if (json[i] == '}') return absl::OkStatus();
+    std::string key = "?";
+    if (json[i] == '"') {
+      const size_t end = json.find('"', i + 1);
+      if (end != std::string_view::npos) key = std::string(json.substr(i + 1, end - i - 1));
+    }
+    return Error(at, absl::StrCat("%llguidance option '", key, "' is not supported"),
+                 absl::StatusCode::kUnimplemented);
+  }
+
+  absl::StatusOr<Expr> ParseAlternatives(int depth) {
+    Expr alt = MakeExpr(Expr::kAlt, cur_.pos);
+    for (;;) {
+      absl::StatusOr<Expr> seq = ParseSequence(depth);
+      if (!seq.ok()) return seq.status();
+      alt.kids.push_back(*std::move(seq));
+      SkipSpace(depth);
+      if (cur_.peek() != '|') break;
+      ++cur_.pos;
+      SkipSpace(depth);
+    }
+    if (alt.kids.size() == 1) return std::move(alt.kids[0]);
+    return alt;
+  }
+
+  absl::StatusOr<Expr> ParseSequence(int depth) {
+    Expr seq = MakeExpr(Expr::kSeq, cur_.pos);
+    for (;;) {
+      SkipSpace(depth);
+      const char c = cur_.peek();
+      if (c == '-' && cur_.peek(1) == '>') {  // alias: names a tree node only
+        cur_.pos += 2;
+        SkipInline();
+        if (ParseName().empty()) return Error(cur_.pos, "expected a name after '->'");
+        continue;
+      }
+      if (c == '\0' || c == '|' || c == ')' || c == ']' || c == '\n' || c == '\r') break;
+      absl::StatusOr<Expr> item = ParseItem(depth);
+      if (!item.ok()) return item.status();
+      seq.kids.push_back(*std::move(item));
+    }
+    if (seq.kids.size() == 1) return std::move(seq.kids[0]);
+    return seq;
+  }
+
+  absl::StatusOr<uint32_t> ParseNumber() {
+    const size_t at = cur_.pos;
+    if (cur_.peek() < '0' || cur_.peek() > '9') return Error(at, "expected a number");
+    uint64_t v = 0;
+    while (cur_.peek() >= '0' && cur_.peek() <= '9') {
+      v = v * 10 + static_cast<uint64_t>(cur_.peek() - '0');
+      if (v > kMaxRepeatCount) {
+        return Error(at, absl::StrCat("repetition count over the limit of ", kMaxRepeatCount),
+                     absl::StatusCode::kResourceExhausted);
+      }
+      ++cur_.pos;
+    }
+    return static_cast<uint32_t>(v);
+  }
+
+  absl::StatusOr<Expr> ParseItem(int depth) {
+    absl::StatusOr<Expr> atom = ParseAtom(depth);
+    if (!atom.ok()) return atom.status();
+    for (;;) {
+      SkipInline();
+      const char c = cur_.peek();
+      const size_t at = cur_.pos;
+      Expr rep = MakeExpr(Expr::kRepeat, at);
+      if (c == '?' || c == '*' || c == '+') {
+        ++cur_.pos;
+        rep.min = c == '+' ? 1 : 0;
+        rep.max = c == '?' ? 1 : kUnboundedRepeat;
+      } else if (c == '~') {
+        ++cur_.pos;
+        SkipInline();
+        absl::StatusOr<uint32_t> lo = ParseNumber();
+        if (!lo.ok()) return lo.status();
+        rep.min = rep.max = *lo;
+        SkipInline();
+        if (cur_.consume("..")) {
+          SkipInline();
+          absl::StatusOr<uint32_t> hi = ParseNumber();
+          if (!hi.ok()) return hi.status();
+          rep.max = *hi;
+        }
+      } else {
+        return atom;
+      }
+      rep.kids.push_back(*std::move(atom));
+      atom = std::move(rep);
+    }
+  }
+
+  absl::StatusOr<std::string> ParseStringBody(size_t at) {
+    ++cur_.pos;  // opening quote
+    std::string out;
+    for (;;) {
+      if (cur_.at_end() || cur_.peek() == '\n') return Error(at, "unterminated string");
+      const char c = cur_.peek();
+      if (c == '"') {
+        ++cur_.pos;
+        return out;
+      }
+      uint32_t cp;
+      if (c == '\\') {
+        const size_t esc_at = cur_.pos;
+        const char e = cur_.peek(1);
+        cur_.pos += 2;
+        std::optional<uint32_t> hex;
+        switch (e) {
+          case 'n':
+            cp = '\n';
+            break;
+          case 't':
+            cp = '\t';
+            break;
+          case 'r':
+            cp = '\r';
+            break;
+          case 'f':
+            cp = '\f';
+            break;
+          case '0':
+            cp = 0;
+            break;
+          case '\\':
+          case '"':
+          case '\'':
+          case '/':
+            cp = static_cast<unsigned char>(e);
+            break;
+          case 'x':
+            hex = ReadHex(cur_, 2);
+            break;
+          case 'u':
+            hex = ReadHex(cur_, 4);
+            break;
+          case 'U':
+            hex = ReadHex(cur_, 8);
+            break;
+          default:
+            return Error(esc_at, absl::StrCat("unknown escape '\\", std::string(1, e), "'"));
+        }
+        if (e == 'x' || e == 'u' || e == 'U') {
+          if (!hex.has_value() || *hex > 0x10FFFF || (*hex >= 0xD800 && *hex <= 0xDFFF)) {
+            return Error(esc_at, "malformed hex escape");
+          }
+          cp = *hex;
+        }
+      } else {
+        const size_t cp_at = cur_.pos;
+        std::optional<uint32_t> d = DecodeUtf8(cur_);
+        if (!d.has_value()) return Error(cp_at, "invalid UTF-8 in the grammar text");
+        cp = *d;
+      }
+      AppendUtf8(cp, out);
+    }
+  }
+
+  static void AppendUtf8(uint32_t cp, std::string& out) {
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  static std::optional<uint32_t> SingleCodepoint(std::string_view s) {
+    TextCursor c{s, 0};
+    std::optional<uint32_t> cp = DecodeUtf8(c);
+    if (!cp.has_value() || !c.at_end()) return std::nullopt;
+    return cp;
+  }
+
+  absl::StatusOr<Expr> ParseAtom(int depth) {
+    const size_t at = cur_.pos;
+    const char c = cur_.peek();
+    if (c == '(' || c == '[') {
+      ++cur_.pos;
+      SkipSpace(depth + 1);
+      absl::StatusOr<Expr> inner = ParseAlternatives(depth + 1);
+      if (!inner.ok()) return inner.status();
+      SkipSpace(depth + 1);
+      const char close = c == '(' ? ')' : ']';
+      if (cur_.peek() != close) {
+        return Error(at, absl::StrCat("unbalanced '", std::string(1, c), "': expected '",
+                                      std::string(1, close), "'"));
+      }
+      ++cur_.pos;
+      if (c == '(') return inner;
+      Expr opt = MakeExpr(Expr::kRepeat, at);
+      opt.min = 0;
+      opt.max = 1;
+      opt.kids.push_back(*std::move(inner));
+      return opt;
+    }
+    if (c == '"') {
+      absl::StatusOr<std::string> s = ParseStringBody(at);
+      if (!s.ok()) return s.status();
+      if (cur_.starts_with("..")) {
+        cur_.pos += 2;
+        const size_t hi_at = cur_.pos;
+        if (cur_.peek() != '"') return Error(hi_at, "expected a string after '..'");
+        absl::StatusOr<std::string> hi = ParseStringBody(hi_at);
+        if (!hi.ok()) return hi.status();
+        std::optional<uint32_t> lo_cp = SingleCodepoint(*s);
+        std::optional<uint32_t> hi_cp = SingleCodepoint(*hi);
+        if (!lo_cp.has_value() || !hi_cp.has_value() || *lo_cp > *hi_cp) {
+          return Error(at, "a range \"a\"..\"z\" needs two single characters in order");
+        }
+        Expr range = MakeExpr(Expr::kRange, at);
+        range.lo = *lo_cp;
+        range.hi = *hi_cp;
+        return range;
+      }
+      Expr str = MakeExpr(Expr::kString, at);
+      str.text = *std::move(s);
+      if (cur_.peek() == 'i' && !IsNameChar(cur_.peek(1))) {
+        ++cur_.pos;
+        str.flags.push_back('i');
+      }
+      return str;
+    }
+    if (c == '/') {
+      ++cur_.pos;
+      std::string pattern;
+      bool in_class = false;
+      for (;;) {
+        if (cur_.at_end() || cur_.peek() == '\n') return Error(at, "unterminated /regex/");
+        const char r = cur_.peek();
+        if (r == '\\' && cur_.pos + 1 < cur_.text.size()) {
+          // `\/` is a slash; other escapes are the regex's own.
+          if (cur_.peek(1) != '/') pattern.push_back('\\');
+          pattern.push_back(cur_.peek(1));
+          cur_.pos += 2;
+          continue;
+        }
+        if (r == '[') in_class = true;
+        if (r == ']') in_class = false;
+        if (r == '/' && !in_class) break;
+        pattern.push_back(r);
+        ++cur_.pos;
+      }
+      ++cur_.pos;
+      Expr re = MakeExpr(Expr::kRegex, at);
+      re.text = std::move(pattern);
+      while (cur_.peek() >= 'a' && cur_.peek() <= 'z') {
+        if (cur_.peek() != 'i') {
+          return Error(cur_.pos,
+                       absl::StrCat("regex flag '", std::string(1, cur_.peek()),
+                                    "' is not supported (only 'i')"),
+                       absl::StatusCode::kUnimplemented);
+        }
+        re.flags.push_back(cur_.peek());
+        ++cur_.pos;
+      }
+      return re;
+    }
+    if (c == '%') {
+      ++cur_.pos;
+      const std::string_view what = ParseName();
+      if (what != "json") {
+        return Error(at, absl::StrCat("'%", std::string(what), "' is not supported inside a rule"),
+                     absl::StatusCode::kUnimplemented);
+      }
+      SkipInline();
+      absl::StatusOr<std::string> json = ParseBracedJson();
+      if (!json.ok()) return json.status();
+      Expr e = MakeExpr(Expr::kJson, at);
+      e.text = *std::move(json);
+      return e;
+    }
+    if (c == '<') {
+      size_t end = cur_.text.find('>', at);
+      const std::string_view token =
+          cur_.text.substr(at, end == std::string_view::npos ? 1 : end - at + 1);
+      return Error(at,
+                   absl::StrCat("special-token references such as '", std::string(token),
+                                "' are not supported yet (the matcher works on bytes)"),
+                   absl::StatusCode::kUnimplemented);
+    }
+    if (IsNameStart(c)) {
+      Expr name = MakeExpr(Expr::kName, at);
+      name.text = std::string(ParseName());
+      return name;
+    }
+    return Error(at, absl::StrCat("unexpected '", std::string(1, c), "'"));
+  }
+
+  TextCursor cur_;
+};
+
+// --- Lowering ---
+
+class LarkLowering {
+ public:
+  LarkLowering(std::string_view text, const GrammarTextOptions& options, GrammarIr& ir)
+      : text_(text), options_(options), ir_(ir), writer_(ir, text, options.max_symbols) {}
+
+  absl::Status Lower(LarkParser& parsed) {
+    for (Definition& d : parsed.definitions) {
+      if (d.terminal) {
+        if (terminals_.contains(d.name)) {
+          return TextError(absl::StatusCode::kInvalidArgument, text_, d.at,
+                           absl::StrCat("terminal '", d.name, "' is defined twice"));
+        }
+        terminals_.emplace(d.name, &d);
+      }
+    }
+    if (absl::Status s = AddImports(parsed); !s.ok()) return s;
+    if (!parsed.ignores.empty()) {
+      std::vector<regex::ExprId> parts;
+      for (const Expr& e : parsed.ignores) {
+        absl::StatusOr<regex::ExprId> re = TerminalRegex(e, text_);
+        if (!re.ok()) return re.status();
+        parts.push_back(*re);
+      }
+      const regex::ExprId ignore = ir_.pool->NonEmpty(ir_.pool->Or(parts));
+      ignore_ = ir_.builder.FreshNonterminal("%ignore");
+      ir_.builder.AddRule(*ignore_, {});
+      ir_.builder.AddRule(*ignore_, {Symbol::Nonterminal(*ignore_),
+                                     Symbol::Lexeme(ir_.builder.AddLexeme("%ignore", ignore))});
+    }
+    for (const Definition& d : parsed.definitions) {
+      if (d.terminal) continue;
+      absl::StatusOr<NonterminalId> lhs = writer_.Define(d.name, d.at);
+      if (!lhs.ok()) return lhs.status();
+      absl::StatusOr<Alternatives> alts = RuleAlternatives(d.body);
+      if (!alts.ok()) return alts.status();
+      if (absl::Status s = writer_.AddRules(*lhs, *alts, d.at); !s.ok()) return s;
+    }
+    const bool given = !options_.start_rule.empty();
+    const std::string start = given ? options_.start_rule : "start";
+    if (absl::Status s = writer_.Finish(start, given); !s.ok()) return s;
+    if (ignore_.has_value()) {
+      // Ignored text may also end the output.
+      const NonterminalId top = ir_.builder.FreshNonterminal("start+%ignore");
+      ir_.builder.AddRule(
+          top, {Symbol::Nonterminal(ir_.builder.start()), Symbol::Nonterminal(*ignore_)});
+      ir_.builder.SetStart(top);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status AddImports(const LarkParser& parsed) {
+    if (parsed.imports.empty()) return absl::OkStatus();
+    common_ = std::make_unique<LarkParser>(kLarkCommon);
+    if (absl::Status s = common_->Parse(); !s.ok()) return s;
+    absl::flat_hash_map<std::string, Definition*> common_defs;
+    for (Definition& d : common_->definitions) common_defs.emplace(d.name, &d);
+    for (const LarkParser::Import& imp : parsed.imports) {
+      auto it = common_defs.find(imp.name);
+      if (it == common_defs.end()) {
+        return TextError(absl::StatusCode::kUnimplemented, text_, imp.at,
+                         absl::StrCat("'common.", imp.name, "' is not in the common library"));
+      }
+      if (!IsTerminalName(imp.alias)) {
+        return TextError(
+            absl::StatusCode::kInvalidArgument, text_, imp.at,
+            absl::StrCat("an imported terminal needs an UPPERCASE name, not '", imp.alias, "'"));
+      }
+      // Dependencies of an imported terminal (INT for NUMBER...) come along
+      // under their own names unless the grammar defines them.
+      for (Definition& d : common_->definitions) terminals_.try_emplace(d.name, &d);
+      if (imp.alias != imp.name) {
+        aliases_.emplace_back(*it->second);
+        aliases_.back().name = imp.alias;
+      }
+      terminals_[imp.alias] = imp.alias != imp.name ? &aliases_.back() : it->second;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<regex::ExprId> TerminalByName(std::string_view name, size_t at,
+                                               std::string_view text) {
+    if (auto it = terminal_regex_.find(std::string(name)); it != terminal_regex_.end())
+      return it->second;
+    auto def = terminals_.find(std::string(name));
+    if (def == terminals_.end()) {
+      return TextError(absl::StatusCode::kInvalidArgument, text, at,
+                       absl::StrCat("undefined terminal '", std::string(name), "'"));
+    }
+    if (!in_progress_.insert(std::string(name)).second) {
+      return TextError(absl::StatusCode::kInvalidArgument, text, at,
+                       absl::StrCat("terminal '", std::string(name),
+                                    "' refers to itself (terminals are "
+                                    "regular; use a rule)"));
+    }
+    absl::StatusOr<regex::ExprId> re = TerminalRegex(def->second->body, def->second->text);
+    in_progress_.erase(std::string(name));
+    if (!re.ok()) return re.status();
+    terminal_regex_.emplace(std::string(name), *re);
+    return *re;
+  }
+
+  // ASCII letters of `e` matched in either case.
+  regex::ExprId FoldCase(regex::ExprId e) {
+    regex::ExprSet& pool = *ir_.pool;
+    if (pool.kind(e) == regex::ExprKind::kByteSet) {
+      regex::ByteSet set = pool.GetByteSet(e);
+      for (int c = 'a'; c <= 'z'; ++c) {
+        if (set.Contains(static_cast<uint8_t>(c)) || set.Contains(static_cast<uint8_t>(c - 32))) {
+          set.Add(static_cast<uint8_t>(c));
+          set.Add(static_cast<uint8_t>(c - 32));
+        }
+      }
+      return pool.Bytes(set);
+    }
+    std::vector<regex::ExprId> args;
+    for (regex::ExprId a : pool.Args(e)) args.push_back(FoldCase(a));
+    switch (pool.kind(e)) {
+      case regex::ExprKind::kConcat:
+        return pool.Concat(args);
+      case regex::ExprKind::kOr:
+        return pool.Or(args);
+      case regex::ExprKind::kRepeat:
+        return pool.Repeat(args[0], pool.RepeatMin(e), pool.RepeatMax(e));
+      default:
+        return e;
+    }
+  }
+
+  absl::StatusOr<regex::ExprId> CaseInsensitive(regex::ExprId e, const Expr& at,
+                                                std::string_view text) {
+    const std::string_view source = at.text;
+    for (char c : source) {
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        return TextError(absl::StatusCode::kUnimplemented, text, at.at,
+                         "the 'i' flag on non-ASCII text is not supported (ASCII case folding "
+                         "only)");
+      }
+    }
+    if (ir_.pool->HasBoolean(e)) {
+      return TextError(absl::StatusCode::kUnimplemented, text, at.at,
+                       "the 'i' flag on this regex is not supported");
+    }
+    return FoldCase(e);
+  }
+
+  // A terminal expression (or one written in a rule) as a regex.
+  absl::StatusOr<regex::ExprId> TerminalRegex(const Expr& e, std::string_view text) {
+    regex::ExprSet& pool = *ir_.pool;
+    switch (e.kind) {
+      case Expr::kAlt:
+      case Expr::kSeq: {
+        std::vector<regex::ExprId> parts;
+        for (const Expr& k : e.kids) {
+          absl::StatusOr<regex::ExprId> p = TerminalRegex(k, text);
+          if (!p.ok()) return p.status();
+          parts.push_back(*p);
+        }
+        if (e.kind == Expr::kAlt) return pool.Or(parts);
+        return pool.Concat(parts);
+      }
+      case Expr::kRepeat: {
+        if (e.max != kUnboundedRepeat && e.min > e.max) {
+          return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
+                           "repetition has min > max");
+        }
+        absl::StatusOr<regex::ExprId> x = TerminalRegex(e.kids[0], text);
+        if (!x.ok()) return x.status();
+        return pool.Repeat(*x, e.min,
+                           e.max == kUnboundedRepeat ? regex::ExprSet::kUnbounded : e.max);
+      }
+      case Expr::kName:
+        if (!IsTerminalName(e.text)) {
+          return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
+                           absl::StrCat("a terminal cannot refer to rule '", e.text,
+                                        "' (terminals are regular)"));
+        }
+        return TerminalByName(e.text, e.at, text);
+      case Expr::kString: {
+        const regex::ExprId lit = pool.Literal(e.text);
+        if (e.flags.empty()) return lit;
+        return CaseInsensitive(lit, e, text);
+      }
+      case Expr::kRange:
+        return pool.Codepoints(e.lo, e.hi);
+      case Expr::kRegex: {
+        absl::StatusOr<regex::ExprId> re =
+            regex::ParseEcmaRegex(e.text, &pool, regex::MatchMode::kFullMatch);
+        if (!re.ok()) {
+          return TextError(re.status().code(), text, e.at,
+                           absl::StrCat("in /", e.text, "/: ", re.status().message()));
+        }
+        if (e.flags.empty()) return *re;
+        return CaseInsensitive(*re, e, text);
+      }
+      case Expr::kJson:
+        return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
+                         "%json is a rule, not a terminal: use it in a lowercase rule");
+    }
+    return absl::InternalError("unknown Lark expression");
+  }
+
+  // A lexeme for `regex` in a rule (the empty string, when the regex matches
+  // it, as an epsilon alternative), with ignored text allowed before it.
+  absl::StatusOr<Symbol> LexemeSymbol(regex::ExprId re, std::string_view name, size_t at) {
+    regex::ExprSet& pool = *ir_.pool;
+    const regex::ExprId non_empty = pool.NonEmpty(re);
+    absl::StatusOr<bool> empty = pool.IsEmpty(non_empty);
+    if (!empty.ok()) {
+      return TextError(empty.status().code(), text_, at,
+                       absl::StrCat("'", std::string(name), "': ", empty.status().message()));
+    }
+    Alternatives alts;
+    if (!*empty) {
+      const Symbol lexeme = Symbol::Lexeme(ir_.builder.AddLexeme(name, non_empty));
+      if (ignore_.has_value()) {
+        alts.push_back({Symbol::Nonterminal(*ignore_), lexeme});
+      } else {
+        alts.push_back({lexeme});
+      }
+    }
+    if (pool.Nullable(re)) alts.push_back({});
+    if (alts.empty()) {
+      return TextError(absl::StatusCode::kInvalidArgument, text_, at,
+                       absl::StrCat("'", std::string(name), "' matches nothing"));
+    }
+    return writer_.Group(alts, at);
+  }
+
+  absl::StatusOr<Alternatives> RuleAlternatives(const Expr& e) {
+    if (e.kind == Expr::kAlt) {
+      Alternatives out;
+      for (const Expr& k : e.kids) {
+        absl::StatusOr<SymbolSeq> seq = RuleSequence(k);
+        if (!seq.ok()) return seq.status();
+        out.push_back(*std::move(seq));
+      }
+      return out;
+    }
+    absl::StatusOr<SymbolSeq> seq = RuleSequence(e);
+    if (!seq.ok()) return seq.status();
+    return Alternatives{*std::move(seq)};
+  }
+
+  absl::StatusOr<SymbolSeq> RuleSequence(const Expr& e) {
+    if (e.kind != Expr::kSeq) return RuleItem(e);
+    SymbolSeq out;
+    for (const Expr& k : e.kids) {
+      absl::StatusOr<SymbolSeq> part = RuleItem(k);
+      if (!part.ok()) return part.status();
+      out.insert(out.end(), part->begin(), part->end());
+    }
+    return out;
+  }
+
+  absl::StatusOr<SymbolSeq> RuleItem(const Expr& e) {
+    switch (e.kind) {
+      case Expr::kAlt:
+      case Expr::kSeq: {
+        absl::StatusOr<Alternatives> alts = RuleAlternatives(e);
+        if (!alts.ok()) return alts.status();
+        absl::StatusOr<Symbol> g = writer_.Group(*alts, e.at);
+        if (!g.ok()) return g.status();
+        return SymbolSeq{*g};
+      }
+      case Expr::kRepeat: {
+        absl::StatusOr<SymbolSeq> x = RuleItem(e.kids[0]);
+        if (!x.ok()) return x.status();
+        absl::StatusOr<Symbol> g = writer_.Group({*x}, e.at);
+        if (!g.ok()) return g.status();
+        return writer_.Repeat(*g, e.min, e.max, e.at);
+      }
+      case Expr::kName: {
+        if (!IsTerminalName(e.text)) {
+          return SymbolSeq{Symbol::Nonterminal(writer_.Use(e.text, e.at))};
+        }
+        absl::StatusOr<regex::ExprId> re = TerminalByName(e.text, e.at, text_);
+        if (!re.ok()) return re.status();
+        absl::StatusOr<Symbol> s = LexemeSymbol(*re, e.text, e.at);
+        if (!s.ok()) return s.status();
+        return SymbolSeq{*s};
+      }
+      case Expr::kString:
+      case Expr::kRegex:
+      case Expr::kRange: {
+        absl::StatusOr<regex::ExprId> re = TerminalRegex(e, text_);
+        if (!re.ok()) return re.status();
+        const std::string name = e.kind == Expr::kString ? absl::StrCat("\"", e.text, "\"")
+                                                         : absl::StrCat("/", e.text, "/");
+        absl::StatusOr<Symbol> s = LexemeSymbol(*re, name, e.at);
+        if (!s.ok()) return s.status();
+        return SymbolSeq{*s};
+      }
+      case Expr::kJson:
+        return JsonSymbol(e);
+    }
+    return absl::InternalError("unknown Lark expression");
+  }
+
+  absl::StatusOr<SymbolSeq> JsonSymbol(const Expr& e) {
+    json_schema::ParseOptions parse;
+    parse.strict_keywords = options_.json.strict_keywords;
+    parse.closed_objects = options_.json.closed_objects;
+    absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(e.text, parse);
+    if (!schema.ok()) {
+      return TextError(schema.status().code(), text_, e.at,
+                       absl::StrCat("in %json: ", schema.status().message()));
+    }
+    json_schema::LowerOptions lower;
+    lower.whitespace = options_.json.whitespace;
+    lower.max_whitespace_run = options_.json.max_whitespace_run;
+    absl::StatusOr<GrammarIr> json = json_schema::LowerSchema(*schema, lower);
+    if (!json.ok()) {
+      return TextError(json.status().code(), text_, e.at,
+                       absl::StrCat("in %json: ", json.status().message()));
+    }
+    const NonterminalId start = ImportIr(*json, absl::StrCat("json", ++json_count_, "."), ir_);
+    if (!ignore_.has_value()) return SymbolSeq{Symbol::Nonterminal(start)};
+    return SymbolSeq{Symbol::Nonterminal(*ignore_), Symbol::Nonterminal(start)};
+  }
+
+  std::string_view text_;
+  const GrammarTextOptions& options_;
+  GrammarIr& ir_;
+  IrWriter writer_;
+  std::unique_ptr<LarkParser> common_;
+  std::deque<Definition> aliases_;
+  absl::flat_hash_map<std::string, const Definition*> terminals_;
+  absl::flat_hash_map<std::string, regex::ExprId> terminal_regex_;
+  absl::flat_hash_set<std::string> in_progress_;
+  std::optional<NonterminalId> ignore_;
+  int json_count_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<GrammarIr> BuildLarkIr(std::string_view text, const GrammarTextOptions& options) {
+  LarkParser parser(text);
+  if (absl::Status s = parser.Parse(); !s.ok()) return s;
+  GrammarIr ir;
+  LarkLowering lowering(text, options, ir);
+  if (absl::Status s = lowering.Lower(parser); !s.ok()) return s;
+  return ir;
+}
+
+}  // namespace maskd::grammar_text

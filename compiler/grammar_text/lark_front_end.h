@@ -1,0 +1,28 @@
+// Lark grammars as llguidance writes them, to grammar IR.
+//
+// Lexeme level: UPPERCASE terminals, and strings / /regexes/ written in
+// rules, are lexemes matched greedily by the lexer (as in llguidance);
+// lowercase rules are context-free. Supported: `:` definitions with `|`
+// (also on continuation lines), `?rule` / `!rule` (same language), `-> alias`
+// (ignored: no parse trees here), `? * + [..] ~ n ~ m..n`, "strings"i,
+// "a".."z" ranges, /regex/i (case folding of ASCII patterns), terminals built
+// from terminals, `%ignore`, `%import common.NAME` / `%import common (A, B)`,
+// `%json {schema}` (the JSON Schema front end, embedded), `%llguidance {}`.
+// Refused with Unimplemented naming them: priorities, terminal attributes,
+// other regex flags, other imports and directives, special-token references
+// `<|...|>` / `<[id]>`, any `%llguidance` option.
+#ifndef MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_
+#define MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "compiler/grammar_text/grammar_text.h"
+
+namespace maskd::grammar_text {
+
+absl::StatusOr<GrammarIr> BuildLarkIr(std::string_view text, const GrammarTextOptions& options);
+
+}  // namespace maskd::grammar_text
+
+#endif  // MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_

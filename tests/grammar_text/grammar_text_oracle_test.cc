@@ -1,0 +1,395 @@
+// Brute-force mask oracle for the grammar-text front ends: random grammars
+// (literals, classes and negated classes, groups, alternation, * + ? {m}
+// {m,} {m,n} {,n}, recursion through rules) are written out as GBNF and as
+// Lark, compiled for a small random vocabulary, and every token of every
+// mask along random walks is checked against a reference that knows nothing
+// of the front ends: it lowers the same syntax tree to a plain character
+// CFG and decides "some sentence starts with these bytes" by least
+// fixpoints over all rules (derives[A][i][j], prefix[A][i]).
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/compile/compile.h"
+#include "compiler/matcher/matcher.h"
+#include "gtest/gtest.h"
+#include "tests/support/small_vocab_tokenizer.h"
+
+namespace maskd {
+namespace {
+
+using testing::SmallVocabTokenizer;
+
+constexpr uint32_t kInf = ~0u;
+
+struct Node {
+  enum Kind { kLit, kClass, kRef, kAlt, kSeq, kRep } kind = kSeq;
+  std::string text;  // literal, or class characters
+  bool negated = false;
+  int ref = 0;
+  std::vector<Node> kids;
+  uint32_t min = 0, max = 0;
+};
+
+// --- Random grammars ---
+
+Node RandomNode(std::mt19937& rng, int num_rules, int depth) {
+  Node n;
+  const int pick = static_cast<int>(rng() % (depth <= 0 ? 3 : 6));
+  switch (pick) {
+    case 0: {
+      n.kind = Node::kLit;
+      const int len = static_cast<int>(rng() % 3);  // "" is allowed
+      for (int i = 0; i < len; ++i) n.text.push_back(static_cast<char>('a' + rng() % 3));
+      break;
+    }
+    case 1: {
+      n.kind = Node::kClass;
+      n.negated = rng() % 4 == 0;
+      std::set<char> chars;
+      const int len = 1 + static_cast<int>(rng() % 2);
+      for (int i = 0; i < len; ++i) chars.insert(static_cast<char>('a' + rng() % 3));
+      n.text.assign(chars.begin(), chars.end());
+      break;
+    }
+    case 2:
+      n.kind = Node::kRef;
+      n.ref = static_cast<int>(rng() % num_rules);
+      break;
+    case 3:
+    case 4: {
+      n.kind = pick == 3 ? Node::kAlt : Node::kSeq;
+      const int k = (pick == 3 ? 2 : 0) + static_cast<int>(rng() % 3);
+      for (int i = 0; i < k; ++i) n.kids.push_back(RandomNode(rng, num_rules, depth - 1));
+      break;
+    }
+    default: {
+      n.kind = Node::kRep;
+      n.kids.push_back(RandomNode(rng, num_rules, depth - 1));
+      static constexpr std::pair<uint32_t, uint32_t> kForms[] = {
+          {0, kInf}, {1, kInf}, {0, 1}, {2, 2}, {2, kInf}, {1, 3}, {0, 2}};
+      std::tie(n.min, n.max) = kForms[rng() % std::size(kForms)];
+      break;
+    }
+  }
+  return n;
+}
+
+// --- Writing a tree as GBNF and as Lark ---
+
+std::string Gbnf(const Node& n) {
+  switch (n.kind) {
+    case Node::kLit:
+      return "\"" + n.text + "\"";
+    case Node::kClass:
+      return "[" + std::string(n.negated ? "^" : "") + n.text + "]";
+    case Node::kRef:
+      return absl::StrCat("r", n.ref);
+    case Node::kAlt:
+    case Node::kSeq: {
+      std::vector<std::string> parts;
+      for (const Node& k : n.kids) parts.push_back(Gbnf(k));
+      return "(" + absl::StrJoin(parts, n.kind == Node::kAlt ? " | " : " ") + ")";
+    }
+    case Node::kRep: {
+      const std::string x = "(" + Gbnf(n.kids[0]) + ")";
+      if (n.min == 0 && n.max == kInf) return x + "*";
+      if (n.min == 1 && n.max == kInf) return x + "+";
+      if (n.min == 0 && n.max == 1) return x + "?";
+      if (n.max == kInf) return absl::StrCat(x, "{", n.min, ",}");
+      if (n.min == n.max) return absl::StrCat(x, "{", n.min, "}");
+      if (n.min == 0) return absl::StrCat(x, "{,", n.max, "}");
+      return absl::StrCat(x, "{", n.min, ",", n.max, "}");
+    }
+  }
+  return "";
+}
+
+// In Lark every terminal is a lexeme, matched greedily: single characters
+// keep the language character-level, as in GBNF.
+std::string Lark(const Node& n) {
+  switch (n.kind) {
+    case Node::kLit: {
+      if (n.text.empty()) return "\"\"";
+      std::vector<std::string> chars;
+      for (char c : n.text) chars.push_back(std::string("\"") + c + "\"");
+      return "(" + absl::StrJoin(chars, " ") + ")";
+    }
+    case Node::kClass:
+      return "/[" + std::string(n.negated ? "^" : "") + n.text + "]/";
+    case Node::kRef:
+      return absl::StrCat("r", n.ref);
+    case Node::kAlt:
+    case Node::kSeq: {
+      std::vector<std::string> parts;
+      for (const Node& k : n.kids) parts.push_back(Lark(k));
+      return "(" + absl::StrJoin(parts, n.kind == Node::kAlt ? " | " : " ") + ")";
+    }
+    case Node::kRep: {
+      const std::string x = "(" + Lark(n.kids[0]) + ")";
+      if (n.min == 0 && n.max == kInf) return x + "*";
+      if (n.min == 1 && n.max == kInf) return x + "+";
+      if (n.min == 0 && n.max == 1)
+        return (n.min + n.max) % 2 ? "[" + Lark(n.kids[0]) + "]" : x + "?";
+      if (n.max == kInf) return absl::StrCat("(", x, " ~ ", n.min, " ", x, "*)");
+      if (n.min == n.max) return absl::StrCat(x, " ~ ", n.min);
+      return absl::StrCat(x, " ~ ", n.min, "..", n.max);
+    }
+  }
+  return "";
+}
+
+// --- The reference: a plain character CFG and fixpoints ---
+
+struct RefSymbol {
+  bool terminal;
+  int nt = 0;
+  std::string chars;  // terminal: the class (or one literal character)
+  bool negated = false;
+  bool Matches(char c) const { return (chars.find(c) != std::string::npos) != negated; }
+};
+
+class Reference {
+ public:
+  explicit Reference(const std::vector<Node>& rules) {
+    nts_ = static_cast<int>(rules.size());
+    rules_.resize(nts_);
+    for (int r = 0; r < static_cast<int>(rules.size()); ++r) {
+      const RefSymbol body = Lower(rules[r]);  // Lower grows rules_
+      rules_[r].push_back({body});
+    }
+    productive_.assign(nts_, false);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int a = 0; a < nts_; ++a) {
+        if (productive_[a]) continue;
+        for (const auto& body : rules_[a]) {
+          bool all = true;
+          for (const RefSymbol& s : body) all = all && (s.terminal || productive_[s.nt]);
+          if (all) {
+            productive_[a] = changed = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  // Whether w is a sentence (complete) / starts one (viable).
+  bool Complete(const std::string& w) const { return Solve(w).first; }
+  bool Viable(const std::string& w) const { return Solve(w).second; }
+
+ private:
+  int NewNt() {
+    rules_.emplace_back();
+    productive_.push_back(false);
+    return nts_++;
+  }
+  RefSymbol Nt(int a) { return {false, a, "", false}; }
+
+  // A symbol deriving exactly n's language.
+  RefSymbol Lower(const Node& n) {
+    switch (n.kind) {
+      case Node::kLit: {
+        const int a = NewNt();
+        std::vector<RefSymbol> body;
+        for (char c : n.text) body.push_back({true, 0, std::string(1, c), false});
+        rules_[a].push_back(body);
+        return Nt(a);
+      }
+      case Node::kClass:
+        return {true, 0, n.text, n.negated};
+      case Node::kRef:
+        return Nt(n.ref);
+      case Node::kAlt: {
+        const int a = NewNt();
+        for (const Node& k : n.kids) {
+          const RefSymbol body = Lower(k);
+          rules_[a].push_back({body});
+        }
+        return Nt(a);
+      }
+      case Node::kSeq: {
+        std::vector<RefSymbol> body;
+        for (const Node& k : n.kids) body.push_back(Lower(k));
+        const int a = NewNt();
+        rules_[a].push_back(body);
+        return Nt(a);
+      }
+      case Node::kRep: {
+        const RefSymbol x = Lower(n.kids[0]);
+        const int a = NewNt();
+        if (n.max == kInf) {
+          const int star = NewNt();  // star -> epsilon | x star
+          rules_[star].push_back({});
+          rules_[star].push_back({x, Nt(star)});
+          std::vector<RefSymbol> body(n.min, x);
+          body.push_back(Nt(star));
+          rules_[a].push_back(body);
+        } else {
+          for (uint32_t k = n.min; k <= n.max; ++k)
+            rules_[a].push_back(std::vector<RefSymbol>(k, x));
+        }
+        return Nt(a);
+      }
+    }
+    return Nt(0);
+  }
+
+  // (derives[0][0][n], prefix[0][0]) for nonterminal 0, the start.
+  std::pair<bool, bool> Solve(const std::string& w) const {
+    const int n = static_cast<int>(w.size());
+    // d[a][i][j]: a derives w[i, j).
+    std::vector<std::vector<std::vector<char>>> d(
+        nts_, std::vector<std::vector<char>>(n + 1, std::vector<char>(n + 1, 0)));
+    // Positions reachable from i after the symbols of a body.
+    auto step = [&](const RefSymbol& s, const std::vector<char>& from) {
+      std::vector<char> to(n + 1, 0);
+      for (int i = 0; i <= n; ++i) {
+        if (!from[i]) continue;
+        if (s.terminal) {
+          if (i < n && s.Matches(w[i])) to[i + 1] = 1;
+        } else {
+          for (int j = i; j <= n; ++j) {
+            if (d[s.nt][i][j]) to[j] = 1;
+          }
+        }
+      }
+      return to;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int a = 0; a < nts_; ++a) {
+        for (const auto& body : rules_[a]) {
+          for (int i = 0; i <= n; ++i) {
+            std::vector<char> at(n + 1, 0);
+            at[i] = 1;
+            for (const RefSymbol& s : body) at = step(s, at);
+            for (int j = i; j <= n; ++j) {
+              if (at[j] && !d[a][i][j]) d[a][i][j] = changed = true;
+            }
+          }
+        }
+      }
+    }
+    // p[a][i]: a derives w[i, n) followed by something.
+    std::vector<std::vector<char>> p(nts_, std::vector<char>(n + 1, 0));
+    for (int a = 0; a < nts_; ++a) p[a][n] = productive_[a];
+    auto rest_productive = [&](const std::vector<RefSymbol>& body, size_t from) {
+      for (size_t k = from; k < body.size(); ++k) {
+        if (!body[k].terminal && !productive_[body[k].nt]) return false;
+      }
+      return true;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int a = 0; a < nts_; ++a) {
+        for (const auto& body : rules_[a]) {
+          for (int i = 0; i < n; ++i) {
+            if (p[a][i]) continue;
+            std::vector<char> at(n + 1, 0);
+            at[i] = 1;
+            bool ok = false;
+            for (size_t k = 0; k < body.size() && !ok; ++k) {
+              const RefSymbol& s = body[k];
+              // The symbol that crosses the end of w.
+              for (int j = i; j < n && !ok; ++j) {
+                if (!at[j]) continue;
+                const bool crosses = s.terminal ? (j == n - 1 && s.Matches(w[j])) : p[s.nt][j] != 0;
+                if (crosses && rest_productive(body, k + 1)) ok = true;
+              }
+              if (at[n] && rest_productive(body, k)) ok = true;
+              at = step(s, at);
+            }
+            if (ok) p[a][i] = changed = true;
+          }
+        }
+      }
+    }
+    if (n == 0) return {d[0][0][0] != 0, productive_[0] != 0};
+    return {d[0][0][n] != 0, p[0][0] != 0};
+  }
+
+  int nts_ = 0;
+  std::vector<std::vector<std::vector<RefSymbol>>> rules_;
+  std::vector<char> productive_;
+};
+
+bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }
+
+class GrammarTextOracleTest : public ::testing::TestWithParam<EbnfDialect> {};
+INSTANTIATE_TEST_SUITE_P(Dialects, GrammarTextOracleTest,
+                         ::testing::Values(EbnfDialect::kGbnf, EbnfDialect::kLark));
+
+TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
+  const EbnfDialect dialect = GetParam();
+  int compiled = 0, steps = 0;
+  for (int seed = 0; seed < 200; ++seed) {
+    std::mt19937 rng(seed);
+    const int num_rules = 1 + static_cast<int>(rng() % 3);
+    std::vector<Node> rules;
+    for (int r = 0; r < num_rules; ++r) rules.push_back(RandomNode(rng, num_rules, 3));
+    std::string text;
+    for (int r = 0; r < num_rules; ++r) {
+      text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(rules[r]), "\n")
+                                            : absl::StrCat("r", r, ": ", Lark(rules[r]), "\n");
+    }
+    Reference reference(rules);
+
+    std::set<std::string> vocab = {"a", "b", "c", "x"};
+    while (vocab.size() < 20) {
+      std::string s;
+      const size_t len = 1 + rng() % 4;
+      for (size_t i = 0; i < len; ++i) s.push_back(static_cast<char>('a' + rng() % 3));
+      vocab.insert(s);
+    }
+    auto tok = std::make_shared<SmallVocabTokenizer>(
+        std::vector<std::string>(vocab.begin(), vocab.end()), absl::StrCat("gt-oracle-", seed));
+    GrammarSpec spec;
+    spec.kind = SpecKind::kEbnf;
+    spec.dialect = dialect;
+    spec.text = text;
+    spec.start_rule = "r0";
+    auto g = CompileGrammar(spec, CompileOptions(), tok);
+    if (!g.ok()) {
+      EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
+      EXPECT_NE(g.status().message().find("matches nothing"), std::string::npos) << g.status();
+      continue;
+    }
+    ++compiled;
+    auto m = Matcher::Create(*g);
+    const size_t n = tok->vocab_size();
+    const TokenId eos = tok->eos_ids()[0];
+    std::vector<uint32_t> mask((n + 31) / 32);
+    std::string output;
+    for (int step = 0; step < 8; ++step) {
+      m->FillMask(mask);
+      std::vector<TokenId> allowed;
+      for (TokenId t = 0; t < n; ++t) {
+        const bool expected = t == eos
+                                  ? reference.Complete(output)
+                                  : reference.Viable(output + std::string(tok->token_bytes(t)));
+        ASSERT_EQ(Bit(mask, t), expected) << "seed " << seed << " output '" << output << "' token '"
+                                          << tok->token_bytes(t) << "'\n"
+                                          << text;
+        if (expected && t != eos) allowed.push_back(t);
+      }
+      ASSERT_EQ(m->CanStop(), reference.Complete(output)) << "seed " << seed << "\n" << text;
+      ++steps;
+      if (allowed.empty()) break;
+      const TokenId t = allowed[rng() % allowed.size()];
+      ASSERT_TRUE(m->AcceptToken(t));
+      output += tok->token_bytes(t);
+    }
+  }
+  // The generator must mostly produce usable grammars for this to prove much.
+  EXPECT_GT(compiled, 120);
+  EXPECT_GT(steps, 450);
+}
+
+}  // namespace
+}  // namespace maskd
