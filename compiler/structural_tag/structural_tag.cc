@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
+#include "compiler/grammar_text/grammar_text.h"
+#include "compiler/grammar_text/ir_import.h"
 #include "compiler/json_schema/json_value.h"
 #include "compiler/regex/ecma_regex.h"
 
@@ -247,8 +249,19 @@ class TagLowering {
       return Followed(*nt, follow);
     }
     if (*type == "grammar") {
-      return Unsupported("the \"grammar\" format needs a grammar-text front end, which maskd lacks",
-                         pointer);
+      absl::StatusOr<std::string> text = String(format, "grammar", pointer);
+      if (!text.ok()) return text.status();
+      // XGrammar's grammar format is its EBNF; the text's own errors keep
+      // their line:column and gain the pointer to the text.
+      grammar_text::GrammarTextOptions text_options;
+      text_options.json.strict_keywords = options_.parse.strict_keywords;
+      text_options.json.closed_objects = options_.parse.closed_objects;
+      text_options.json.whitespace = options_.lower.whitespace;
+      text_options.json.max_whitespace_run = options_.lower.max_whitespace_run;
+      absl::StatusOr<GrammarIr> sub = grammar_text::BuildGrammarTextIr(
+          *text, grammar_text::Dialect::kXGrammarEbnf, text_options);
+      if (!sub.ok()) return WithJsonPointer(sub.status(), Child(pointer, "grammar"));
+      return Followed(grammar_text::ImportIr(*sub, "grammar", ir_), follow);
     }
     if (*type == "sequence" || *type == "or") {
       const JsonValue* elements = Member(format, "elements");

@@ -15,8 +15,7 @@
 //      {"type":"tags_with_separator","tags":[TAG...],"separator":S,
 //       "at_least_one":B,"stop_after_first":B}
 //      {"type":"any_text"}
-//    ("grammar" is refused with Unimplemented until a grammar-text front end
-//    exists.)
+//      {"type":"grammar","grammar":EBNF}          (XGrammar's EBNF, root rule "root")
 //
 // What the language is, exactly:
 //  - any_text is any byte string; where a literal follows it (a tag's end, the

@@ -168,6 +168,15 @@ TEST(StructuralTagTest, AnyTextBeforeConstStringEndsAtItsFirstOccurrence) {
   EXPECT_FALSE(Accepts(spec, "a END b END!"));
 }
 
+TEST(StructuralTagTest, GrammarContentIsXGrammarEbnf) {
+  const std::string spec = R"({"format":{"type":"triggered_tags","triggers":["<calc>"],"tags":[
+    {"type":"tag","begin":"<calc>","end":"</calc>","content":{"type":"grammar",
+     "grammar":"root ::= num ((\"+\" | \"*\") num)*\nnum ::= [0-9]+"}}]}})";
+  EXPECT_TRUE(Accepts(spec, "so <calc>1+22*3</calc> is it"));
+  EXPECT_FALSE(Accepts(spec, "so <calc>1+</calc>"));
+  EXPECT_FALSE(Accepts(spec, "so <calc>1-2</calc>"));
+}
+
 TEST(StructuralTagTest, TagsWithSeparator) {
   const std::string tag = R"({"type":"tag","begin":"<t>","content":{"type":"json_schema",
       "json_schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],
@@ -210,9 +219,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"NotJson", "{", absl::StatusCode::kInvalidArgument, ""},
         ErrorCase{"UnknownType", R"({"format":{"type":"nope"}})",
                   absl::StatusCode::kInvalidArgument, "/format/type"},
-        ErrorCase{"GrammarUnsupported",
-                  R"({"format":{"type":"grammar","grammar":"root ::= \"a\""}})",
-                  absl::StatusCode::kUnimplemented, "/format"},
+        ErrorCase{"GrammarSyntax", R"({"format":{"type":"grammar","grammar":"root ::= (\"a\""}})",
+                  absl::StatusCode::kInvalidArgument, "/format/grammar"},
         ErrorCase{
             "AnyTextInTheMiddle",
             R"({"format":{"type":"sequence","elements":[{"type":"any_text"},{"type":"regex","pattern":"a"}]}})",
