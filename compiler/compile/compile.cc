@@ -139,6 +139,19 @@ void PrependReasoning(GrammarIr& ir, const std::string& marker) {
   ir.builder.SetStart(start);
 }
 
+// start' ::= "prefix" start. A literal lexeme cannot go on past its last
+// byte, so the lexer ends it exactly there: the language is prefix . L.
+void PrependLiteral(GrammarIr& ir, const std::string& prefix) {
+  LexemeFlags flags;
+  flags.literal = true;
+  const NonterminalId start = ir.builder.FreshNonterminal("healed_prefix_then_start");
+  ir.builder.AddRule(
+      start,
+      {Symbol::Lexeme(ir.builder.AddLexeme("healed prefix", ir.pool->Literal(prefix), flags)),
+       Symbol::Nonterminal(ir.builder.start())});
+  ir.builder.SetStart(start);
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
@@ -159,6 +172,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
   if (!options.reasoning_end_marker.empty()) PrependReasoning(*ir, options.reasoning_end_marker);
+  if (!options.required_prefix.empty()) PrependLiteral(*ir, options.required_prefix);
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
   AutomataLimits limits;
   limits.memory_limit_bytes = options.memory_limit_bytes;

@@ -75,6 +75,10 @@ struct CompileOptions {
   // Reasoning first: any bytes up to and including the first occurrence of
   // this marker, then the spec's language. Empty: none.
   std::string reasoning_end_marker;
+  // Token healing (token_healing.h): the output starts with these bytes (the
+  // prompt tail the worker dropped), then follows the spec (after any
+  // reasoning). Empty: none.
+  std::string required_prefix;
   // Limits that turn a pathological spec into an error instead of a hang or an
   // unbounded allocation.
   uint64_t time_limit_ms = 10'000;
