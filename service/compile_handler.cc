@@ -90,6 +90,9 @@ grpc::Status CompileHandler::Respond(const v1::CompileRequest& request,
     } else if (request.spec().kind_case() == v1::ConstraintSpec::kGrammar) {
       kind = SpecKind::kEbnf;
       text = request.spec().grammar().text();
+    } else if (request.spec().kind_case() == v1::ConstraintSpec::kStructuralTag ||
+               request.spec().kind_case() == v1::ConstraintSpec::kToolCalls) {
+      kind = SpecKind::kStructuralTag;
     }
     FillSpecError(outcome.status(), kind, text, response->mutable_error());
     return grpc::Status::OK;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
 #include "compiler/json_schema/canonical_json.h"
+#include "compiler/structural_tag/tool_calls.h"
 
 namespace maskd {
 namespace {
@@ -52,7 +53,41 @@ std::string ComputeHandle(const CompileJob& job) {
                                 o.strict, ",", o.additional_properties_default_false, ",",
                                 static_cast<int>(o.property_order), ",", o.max_recursion_depth, ",",
                                 static_cast<int>(o.unknown_formats)));
+  AppendField(key, o.reasoning_end_marker);
   return Sha256Hex(key);
+}
+
+// Tool calls become the structural tag the engine builds for them, so the
+// handle, the cache and the errors are those of a structural tag.
+absl::Status TranslateToolCalls(const v1::ToolCallsSpec& spec, GrammarSpec& out) {
+  ToolCallFormat format;
+  switch (spec.format()) {
+    case v1::TOOL_CALL_FORMAT_LLAMA3_JSON:
+      format = ToolCallFormat::kLlama3Json;
+      break;
+    case v1::TOOL_CALL_FORMAT_QWEN3:
+      format = ToolCallFormat::kQwen3;
+      break;
+    case v1::TOOL_CALL_FORMAT_HARMONY:
+      format = ToolCallFormat::kHarmony;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.tool_calls.format ", spec.format(),
+                       " is not a known format (LLAMA3_JSON = 1, QWEN3 = 2, HARMONY = 3)"));
+  }
+  std::vector<ToolSpec> tools;
+  for (const v1::Tool& tool : spec.tools()) {
+    tools.push_back({tool.name(), tool.parameters_json_schema()});
+  }
+  ToolCallOptions options;
+  options.require_call = spec.require_call();
+  options.single_call = spec.single_call();
+  absl::StatusOr<std::string> tag = ToolCallStructuralTag(tools, format, options);
+  if (!tag.ok()) return tag.status();
+  out.kind = SpecKind::kStructuralTag;
+  out.text = *std::move(tag);
+  return absl::OkStatus();
 }
 
 absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
@@ -96,11 +131,18 @@ absl::Status TranslateSpec(const v1::ConstraintSpec& spec, GrammarSpec& out) {
     case v1::ConstraintSpec::kBuiltinJson:
       out.kind = SpecKind::kBuiltinJson;
       return absl::OkStatus();
+    case v1::ConstraintSpec::kStructuralTag:
+      out.kind = SpecKind::kStructuralTag;
+      out.text = spec.structural_tag();
+      return absl::OkStatus();
+    case v1::ConstraintSpec::kToolCalls:
+      return TranslateToolCalls(spec.tool_calls(), out);
     case v1::ConstraintSpec::KIND_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(
-      "spec has no constraint set (json_schema, regex, grammar, choices or builtin_json)");
+      "spec has no constraint set (json_schema, regex, grammar, choices, builtin_json, "
+      "structural_tag or tool_calls)");
 }
 
 size_t SpecBytes(const GrammarSpec& spec) {
@@ -174,6 +216,7 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
                      " is over the engine's limit of ", kMaxRecursionDepthLimit));
   }
   if (in.max_recursion_depth() != 0) out.max_recursion_depth = in.max_recursion_depth();
+  out.reasoning_end_marker = in.reasoning_end_marker();
   job.time_limit = limits.compile_time_limit;
   if (in.has_compile_time_limit()) {
     const absl::Duration asked = absl::Seconds(in.compile_time_limit().seconds()) +
@@ -205,6 +248,8 @@ const char* SpecKindLabel(SpecKind kind) {
       return "choices";
     case SpecKind::kBuiltinJson:
       return "builtin_json";
+    case SpecKind::kStructuralTag:
+      return "structural_tag";
   }
   return "unknown";
 }

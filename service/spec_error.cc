@@ -57,6 +57,7 @@ void FillSpecError(const absl::Status& status, SpecKind kind, std::string_view s
   FillError(status, error);
   switch (kind) {
     case SpecKind::kJsonSchema:
+    case SpecKind::kStructuralTag:
       if (std::optional<std::string> pointer = JsonPointerOf(status);
           pointer.has_value() && !pointer->empty()) {
         error->mutable_location()->set_json_pointer(BoundedText(*pointer));

@@ -36,6 +36,27 @@ v1::ConstraintSpec BuiltinJsonSpec() {
   return spec;
 }
 
+v1::ConstraintSpec StructuralTagSpec(std::string structural_tag_json) {
+  v1::ConstraintSpec spec;
+  spec.set_structural_tag(std::move(structural_tag_json));
+  return spec;
+}
+
+v1::ConstraintSpec ToolCallsSpec(v1::ToolCallFormat format, const std::vector<ToolDef>& tools,
+                                 bool require_call, bool single_call) {
+  v1::ConstraintSpec spec;
+  v1::ToolCallsSpec* calls = spec.mutable_tool_calls();
+  calls->set_format(format);
+  for (const ToolDef& tool : tools) {
+    v1::Tool* t = calls->add_tools();
+    t->set_name(tool.name);
+    t->set_parameters_json_schema(tool.parameters_json_schema);
+  }
+  calls->set_require_call(require_call);
+  calls->set_single_call(single_call);
+  return spec;
+}
+
 const char* SpecKindName(const v1::ConstraintSpec& spec) {
   switch (spec.kind_case()) {
     case v1::ConstraintSpec::kJsonSchema:
@@ -48,6 +69,9 @@ const char* SpecKindName(const v1::ConstraintSpec& spec) {
       return "choices";
     case v1::ConstraintSpec::kBuiltinJson:
       return "builtin_json";
+    case v1::ConstraintSpec::kStructuralTag:
+    case v1::ConstraintSpec::kToolCalls:
+      return "structural_tag";
     case v1::ConstraintSpec::KIND_NOT_SET:
       break;
   }

@@ -17,8 +17,18 @@ v1::ConstraintSpec GrammarSpec(v1::GrammarDialect dialect, std::string text,
                                std::string start_rule = "");
 v1::ConstraintSpec ChoicesSpec(std::vector<std::string> choices);
 v1::ConstraintSpec BuiltinJsonSpec();
+// An XGrammar structural tag (JSON text).
+v1::ConstraintSpec StructuralTagSpec(std::string structural_tag_json);
 
-// json_schema | regex | ebnf | choices | builtin_json | none (the `kind`
+struct ToolDef {
+  std::string name;
+  std::string parameters_json_schema;  // empty: any JSON object
+};
+// Tool calls in `format`'s syntax; maskd builds the structural tag.
+v1::ConstraintSpec ToolCallsSpec(v1::ToolCallFormat format, const std::vector<ToolDef>& tools,
+                                 bool require_call = false, bool single_call = false);
+
+// json_schema | regex | ebnf | choices | builtin_json | structural_tag | none (the `kind`
 // label of maskd_compile_duration_seconds).
 const char* SpecKindName(const v1::ConstraintSpec& spec);
 

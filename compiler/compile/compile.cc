@@ -14,6 +14,7 @@
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/regex/ecma_regex.h"
+#include "compiler/structural_tag/structural_tag.h"
 
 namespace maskd {
 namespace {
@@ -45,15 +46,16 @@ json_schema::Whitespace JsonWhitespace(WhitespaceMode mode) {
   return json_schema::Whitespace::kBounded;
 }
 
-absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
-                                       Clock::time_point deadline) {
+json_schema::ParseOptions SchemaParseOptions(const CompileOptions& options) {
   json_schema::ParseOptions parse;
   parse.strict_keywords = options.strict;
   parse.closed_objects = options.additional_properties_default_false;
   parse.max_depth = static_cast<int>(options.max_recursion_depth);
-  absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(text, parse);
-  if (!schema.ok()) return schema.status();
-  if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
+  return parse;
+}
+
+json_schema::LowerOptions SchemaLowerOptions(const CompileOptions& options,
+                                             Clock::time_point deadline) {
   json_schema::LowerOptions lower;
   lower.deadline = deadline;
   lower.cancelled = options.cancelled;
@@ -62,7 +64,17 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
   lower.any_order_properties = options.property_order == PropertyOrder::kAnyOrder;
   lower.ignore_unknown_formats = options.unknown_formats == UnknownFormats::kIgnore;
   lower.max_regex_nesting = static_cast<int>(options.max_recursion_depth);
-  absl::StatusOr<GrammarIr> ir = json_schema::LowerSchema(*schema, lower);
+  return lower;
+}
+
+absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptions& options,
+                                       Clock::time_point deadline) {
+  absl::StatusOr<json_schema::Schema> schema =
+      json_schema::ParseSchema(text, SchemaParseOptions(options));
+  if (!schema.ok()) return schema.status();
+  if (absl::Status s = CheckDeadline(deadline, options, "JSON Schema parsing"); !s.ok()) return s;
+  absl::StatusOr<GrammarIr> ir =
+      json_schema::LowerSchema(*schema, SchemaLowerOptions(options, deadline));
   if (!ir.ok()) return ir.status();
   for (const json_schema::IgnoredKeyword& k : schema->ignored_keywords) {
     ir->ignored_keywords.push_back(k.keyword + " at " + (k.pointer.empty() ? "/" : k.pointer));
@@ -89,6 +101,12 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       return JsonSchemaIr(spec.text, options, deadline);
     case SpecKind::kBuiltinJson:
       return JsonSchemaIr("true", options, deadline);
+    case SpecKind::kStructuralTag: {
+      StructuralTagOptions tag_options;
+      tag_options.parse = SchemaParseOptions(options);
+      tag_options.lower = SchemaLowerOptions(options, deadline);
+      return BuildStructuralTagGrammar(spec.text, tag_options);
+    }
     case SpecKind::kEbnf: {
       grammar_text::GrammarTextOptions text_options;
       text_options.start_rule = spec.start_rule;
@@ -104,6 +122,34 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
     }
   }
   return absl::InvalidArgumentError("unknown spec kind");
+}
+
+// start' ::= (any bytes up to and including the first `marker`) start. The
+// reasoning is one lexeme, so its masks are cached lexer-only masks.
+void PrependReasoning(GrammarIr& ir, const std::string& marker) {
+  regex::ExprSet& pool = *ir.pool;
+  const regex::ExprId any = regex::ExprSet::kAnyByteString;
+  const regex::ExprId end = pool.Literal(marker);
+  const regex::ExprId first_marker = pool.And(
+      pool.Concat(any, end),
+      pool.Not(pool.Concat(std::vector<regex::ExprId>{any, end, regex::ExprSet::kAnyByte, any})));
+  const NonterminalId start = ir.builder.FreshNonterminal("reasoning_then_start");
+  ir.builder.AddRule(start, {Symbol::Lexeme(ir.builder.AddLexeme("reasoning", first_marker)),
+                             Symbol::Nonterminal(ir.builder.start())});
+  ir.builder.SetStart(start);
+}
+
+// start' ::= "prefix" start. A literal lexeme cannot go on past its last
+// byte, so the lexer ends it exactly there: the language is prefix . L.
+void PrependLiteral(GrammarIr& ir, const std::string& prefix) {
+  LexemeFlags flags;
+  flags.literal = true;
+  const NonterminalId start = ir.builder.FreshNonterminal("healed_prefix_then_start");
+  ir.builder.AddRule(
+      start,
+      {Symbol::Lexeme(ir.builder.AddLexeme("healed prefix", ir.pool->Literal(prefix), flags)),
+       Symbol::Nonterminal(ir.builder.start())});
+  ir.builder.SetStart(start);
 }
 
 }  // namespace
@@ -125,6 +171,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   }
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
   if (!ir.ok()) return ir.status();
+  if (!options.reasoning_end_marker.empty()) PrependReasoning(*ir, options.reasoning_end_marker);
+  if (!options.required_prefix.empty()) PrependLiteral(*ir, options.required_prefix);
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
   AutomataLimits limits;
   limits.memory_limit_bytes = options.memory_limit_bytes;

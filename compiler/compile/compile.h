@@ -20,11 +20,12 @@
 namespace maskd {
 
 enum class SpecKind {
-  kJsonSchema,   // `text` is a JSON Schema document
-  kRegex,        // `text` is an ECMA-262 pattern, matched whole (anchored)
-  kEbnf,         // `text` is a grammar in `dialect`
-  kChoices,      // `choices` lists the allowed outputs literally
-  kBuiltinJson,  // any JSON value
+  kJsonSchema,     // `text` is a JSON Schema document
+  kRegex,          // `text` is an ECMA-262 pattern, matched whole (anchored)
+  kEbnf,           // `text` is a grammar in `dialect`
+  kChoices,        // `choices` lists the allowed outputs literally
+  kBuiltinJson,    // any JSON value
+  kStructuralTag,  // `text` is an XGrammar structural tag (structural_tag/structural_tag.h)
 };
 
 // kW3cEbnf: the EBNF that XGrammar reads (GBNF notation; see
@@ -71,6 +72,13 @@ struct CompileOptions {
   // front ends recurse once per level, so this is what keeps a spec from
   // overflowing a compile thread's stack: at most kMaxRecursionDepthLimit.
   uint32_t max_recursion_depth = 128;
+  // Reasoning first: any bytes up to and including the first occurrence of
+  // this marker, then the spec's language. Empty: none.
+  std::string reasoning_end_marker;
+  // Token healing (token_healing.h): the output starts with these bytes (the
+  // prompt tail the worker dropped), then follows the spec (after any
+  // reasoning). Empty: none.
+  std::string required_prefix;
   // Limits that turn a pathological spec into an error instead of a hang or an
   // unbounded allocation.
   uint64_t time_limit_ms = 10'000;

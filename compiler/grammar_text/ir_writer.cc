@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/grammar_text/text_error.h"
+#include "compiler/regex/expr_set.h"
 
 namespace maskd::grammar_text {
 
@@ -116,6 +117,8 @@ absl::Status IrWriter::Finish(std::string_view start_name, bool start_given) {
   const GrammarBuilder& b = ir_.builder;
 
   // Productive nonterminals (derive some string): a fixpoint over the rules.
+  // A lexeme whose regex is the empty language (an embedded %json schema that
+  // no instance matches lowers to one) derives nothing either.
   std::vector<uint8_t> productive(b.num_nonterminals(), 0);
   for (bool changed = true; changed;) {
     changed = false;
@@ -123,7 +126,9 @@ absl::Status IrWriter::Finish(std::string_view start_name, bool start_given) {
       if (productive[rule.lhs]) continue;
       bool all = true;
       for (Symbol s : rule.rhs) {
-        if (s.is_nonterminal() && !productive[s.id()]) {
+        const bool dead = s.is_nonterminal() ? !productive[s.id()]
+                                             : b.lexeme(s.id()).regex == regex::ExprSet::kNothing;
+        if (dead) {
           all = false;
           break;
         }

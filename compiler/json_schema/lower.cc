@@ -49,8 +49,13 @@ constexpr size_t kMaxAnyOrderConstMembers = 12;
 
 class Lowering {
  public:
-  Lowering(const Schema& schema, const LowerOptions& options)
-      : schema_(schema), options_(options), pool_(*ir_.pool), builder_(ir_.builder) {
+  Lowering(const Schema& schema, const LowerOptions& options, GrammarIr& ir)
+      : schema_(schema),
+        options_(options),
+        ir_(ir),
+        pool_(*ir_.pool),
+        builder_(ir_.builder),
+        first_nonterminal_(builder_.num_nonterminals()) {
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -71,7 +76,9 @@ class Lowering {
     builder_.AddRule(nothing_, {Symbol::Nonterminal(nothing_)});
   }
 
-  absl::StatusOr<GrammarIr> Run() {
+  // Defines the schema's value (leading whitespace allowed) as a fresh
+  // nonterminal of ir_ and returns it.
+  absl::StatusOr<NonterminalId> Run() {
     const NonterminalId start = builder_.FreshNonterminal("start");
     if (schema_.root == kFalseNode || schema_.node(schema_.root).types == 0) {
       return EmptyLanguage(start);
@@ -97,8 +104,7 @@ class Lowering {
     // Constraints normalization could not see through (a required property
     // that is `false`, minItems with `items: false`) can leave no instance.
     if (!builder_.DerivesSomething(value.id())) return EmptyLanguage(start);
-    builder_.SetStart(start);
-    return std::move(ir_);
+    return start;
   }
 
  private:
@@ -110,7 +116,9 @@ class Lowering {
     for (const maskd::Rule& rule : builder_.rules()) defined[rule.lhs] = 1;
     for (const maskd::Rule& rule : builder_.rules()) {
       for (Symbol s : rule.rhs) {
-        if (s.is_nonterminal() && !defined[s.id()]) {
+        // Nonterminals made before this lowering belong to the IR it is
+        // embedded in (a structural tag), which defines them itself.
+        if (s.is_nonterminal() && s.id() >= first_nonterminal_ && !defined[s.id()]) {
           return absl::InternalError(absl::StrCat(
               "JSON Schema lowering left nonterminal ", builder_.nonterminal_name(s.id()),
               " undefined (used by ", builder_.nonterminal_name(rule.lhs),
@@ -124,10 +132,9 @@ class Lowering {
   // No instance is valid: the start's one lexeme matches no bytes, so every
   // mask is empty and EOS is never allowed (a grammar with no sentence at all
   // would not build).
-  absl::StatusOr<GrammarIr> EmptyLanguage(NonterminalId start) {
+  NonterminalId EmptyLanguage(NonterminalId start) {
     builder_.AddRule(start, {Symbol::Lexeme(builder_.AddLexeme("nothing", ExprSet::kNothing))});
-    builder_.SetStart(start);
-    return std::move(ir_);
+    return start;
   }
 
   // The nonterminal for "a JSON value matching node `id`", defined later from
@@ -894,11 +901,12 @@ class Lowering {
 
   const Schema& schema_;
   const LowerOptions& options_;
-  GrammarIr ir_;
+  GrammarIr& ir_;
   ExprSet& pool_;
   JsonQuoter quoter_{pool_};
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
+  const size_t first_nonterminal_;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;
@@ -909,8 +917,17 @@ class Lowering {
 
 }  // namespace
 
+absl::StatusOr<NonterminalId> LowerSchemaInto(const Schema& schema, const LowerOptions& options,
+                                              GrammarIr& ir) {
+  return Lowering(schema, options, ir).Run();
+}
+
 absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options) {
-  return Lowering(schema, options).Run();
+  GrammarIr ir;
+  absl::StatusOr<NonterminalId> start = LowerSchemaInto(schema, options, ir);
+  if (!start.ok()) return start.status();
+  ir.builder.SetStart(*start);
+  return ir;
 }
 
 }  // namespace maskd::json_schema

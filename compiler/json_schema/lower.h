@@ -55,6 +55,12 @@ struct LowerOptions {
 
 absl::StatusOr<GrammarIr> LowerSchema(const Schema& schema, const LowerOptions& options);
 
+// The same lowering into an existing IR (a structural tag embeds schemas in a
+// larger grammar): defines a fresh nonterminal for the schema's value and
+// returns it; the IR's start is left alone.
+absl::StatusOr<NonterminalId> LowerSchemaInto(const Schema& schema, const LowerOptions& options,
+                                              GrammarIr& ir);
+
 }  // namespace maskd::json_schema
 
 #endif  // MASKD_COMPILER_JSON_SCHEMA_LOWER_H_

@@ -270,6 +270,52 @@ TEST_F(MaskctlTest, GenerateSamplesOnlyWhatTheGrammarAllows) {
   EXPECT_EQ(RunMaskctl({"generate", regex, *server_flag_}).exit_code, 2);  // no --random
 }
 
+TEST_F(MaskctlTest, StructuralTagsAndToolCalls) {
+  // A structural tag file: free text with <n>INTEGER</n> tags.
+  const std::string tag = TempPath("tag.json");
+  WriteFile(tag, R"({"format":{"type":"triggered_tags","triggers":["<n>"],"tags":[)"
+                 R"({"type":"tag","begin":"<n>","content":{"type":"json_schema",)"
+                 R"("json_schema":{"type":"integer"}},"end":"</n>"}]}})");
+  const Outcome compiled = RunMaskctl({"compile", tag, "--kind=structural_tag", *server_flag_});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_THAT(compiled.out, HasSubstr("kind: structural_tag\n"));
+  const std::string tag_handle = compiled.out.substr(8, compiled.out.find('\n') - 8);
+  EXPECT_EQ(
+      RunMaskctl({"check", tag_handle, "so <n>12</n> and <n>7</n>!", *server_flag_}).exit_code, 0);
+  const Outcome bad_content = RunMaskctl({"check", tag_handle, "so <n>x</n>", *server_flag_});
+  EXPECT_EQ(bad_content.exit_code, 1);
+  EXPECT_THAT(bad_content.out, HasSubstr("leaves the grammar at byte 6"));
+  // Its errors name their JSON pointer.
+  const std::string wrong = TempPath("wrong_tag.json");
+  WriteFile(wrong, R"({"format":{"type":"sequence","elements":[{"type":"bogus"}]}})");
+  const Outcome refused = RunMaskctl({"compile", wrong, "--kind=structural_tag", *server_flag_});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("/format/elements/0/type"));
+
+  // Tools, OpenAI style, as Llama-3 JSON calls.
+  const std::string tools = TempPath("tools.json");
+  WriteFile(tools, R"([{"type":"function","function":{"name":"get_weather","parameters":)"
+                   R"({"type":"object","properties":{"city":{"type":"string"}},)"
+                   R"("required":["city"],"additionalProperties":false}}}])");
+  const Outcome made = RunMaskctl({"tools", tools, "--format=llama3_json", *server_flag_});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_THAT(made.out, HasSubstr("kind: structural_tag\n"));
+  const std::string handle = made.out.substr(8, made.out.find('\n') - 8);
+  EXPECT_EQ(
+      RunMaskctl({"check", handle, R"({"name": "get_weather", "parameters": {"city": "Oslo"}})",
+                  *server_flag_})
+          .exit_code,
+      0);
+  EXPECT_EQ(
+      RunMaskctl({"check", handle, R"({"name": "get_time", "parameters": {}})", *server_flag_})
+          .exit_code,
+      1);
+  EXPECT_EQ(RunMaskctl({"tools", tools, "--format=mistral", *server_flag_}).exit_code, 2);
+  const Outcome harmony = RunMaskctl({"tools", tools, "--format=harmony", *server_flag_});
+  EXPECT_EQ(harmony.exit_code, 1) << harmony.err;
+  EXPECT_THAT(harmony.err, HasSubstr("harmony"));
+}
+
 TEST(MaskctlHelpTest, EveryCommandHasHelp) {
   const Outcome general = RunMaskctl({"--help"});
   EXPECT_EQ(general.exit_code, 0);

@@ -12,7 +12,7 @@ import numpy as np
 from maskd_server import MaskdServer, binary_from_argv
 from maskd_client import (Advance, AsyncMaskClient, BuiltinJson, Choices, CompileError,
                           CompileOptions, Grammar, JsonSchema, MaskClient, MaskdError, Open,
-                          Regex, SequenceError)
+                          Regex, SequenceError, StructuralTag, ToolCalls)
 
 MASKD = binary_from_argv(sys.argv)
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients",
@@ -99,6 +99,52 @@ class TokenizerAndCompileTest(unittest.TestCase):
             CLIENT.compile("0" * 32, Regex("a"))
         self.assertNotIsInstance(ctx.exception, CompileError)
         self.assertEqual(ctx.exception.code, grpc.StatusCode.NOT_FOUND)
+
+
+class StructuralTagTest(unittest.TestCase):
+
+    def test_free_text_until_the_trigger(self):
+        tag = StructuralTag({"structures": [{"begin": "<n>", "schema": {"type": "integer"},
+                                             "end": "</n>"}], "triggers": ["<n>"]})
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, tag)
+            # Free text: every regular token (Llama 3's last 256 ids are special) but
+            # those holding "<n>" and then a non-integer, and EOS.
+            self.assertGreater(first.mask.allowed_count, TOKENIZER.vocab_size - 256 - 50)
+            for eos in TOKENIZER.eos_token_ids:
+                self.assertTrue(first.mask.allowed(eos))
+            self.assertTrue(first.may_stop)
+        with self.assertRaises(CompileError) as ctx:
+            CLIENT.compile(TOKENIZER.tokenizer_id, StructuralTag({"format": {"type": "nope"}}))
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(ctx.exception.location.json_pointer, "/format/type")
+
+    def test_tool_calls(self):
+        tools = [{"type": "function", "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                           "required": ["city"], "additionalProperties": False}}}]
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, ToolCalls(tools, format="llama3_json"))
+            # One tool: the call's opening is forced.
+            self.assertTrue(first.jump_forward_bytes.startswith(
+                b'{"name": "get_weather", "parameters":'), first.jump_forward_bytes)
+            self.assertFalse(first.may_stop)
+        with self.assertRaises(ValueError):
+            ToolCalls(tools, format="mistral").to_proto()
+
+    def test_reasoning_first(self):
+        schema = JsonSchema({"type": "integer"})
+        plain = CLIENT.compile(TOKENIZER.tokenizer_id, schema)
+        thinking = CLIENT.compile(TOKENIZER.tokenizer_id, schema,
+                                  CompileOptions(reasoning_end_marker="</think>"))
+        self.assertNotEqual(plain.handle, thinking.handle)
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, thinking)
+            # Reasoning: every regular token, no EOS before the marker.
+            self.assertGreater(first.mask.allowed_count, TOKENIZER.vocab_size - 256 - 50)
+            self.assertFalse(first.may_stop)
+            self.assertLess(session.open(2, plain).mask.allowed_count, 2000)
 
 
 class SessionTest(unittest.TestCase):

@@ -14,6 +14,14 @@ const std::vector<Command>& AllCommands() {
        {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
         "tokenizer", "kind", "start_rule", "whitespace"},
        RunCompile},
+      {"tools",
+       "tools TOOLS_JSON [--format qwen3|llama3_json|harmony] [--require_call] [--single_call]",
+       "Compiles tool calling for a list of tools on the server (maskd builds the structural\n"
+       "tag for the model family) and prints what `compile` prints. TOOLS_JSON is an array of\n"
+       "{\"name\", \"parameters\"} or OpenAI-style {\"type\":\"function\",\"function\":{...}}.",
+       {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
+        "tokenizer", "whitespace", "format", "require_call", "single_call"},
+       RunTools},
       {"check",
        "check HANDLE TEXT",
        "Tokenizes TEXT (\"-\": stdin) with a local copy of the server's tokenizer (maskd has\n"

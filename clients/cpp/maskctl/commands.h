@@ -23,6 +23,7 @@ struct Command {
 const std::vector<Command>& AllCommands();
 
 int RunCompile(const Args& args);
+int RunTools(const Args& args);
 int RunCheck(const Args& args);
 int RunGenerate(const Args& args);
 int RunHealth(const Args& args);

@@ -13,13 +13,11 @@
 #include "clients/cpp/spec.h"
 
 namespace maskd::maskctl {
+namespace {
 
-int RunCompile(const Args& args) {
-  constexpr char kName[] = "compile";
-  if (args.size() > 1) return Fail(kName, kExitUsage, "takes one SPEC_FILE");
-  const std::string path = args.empty() ? "" : args[0];
-  absl::StatusOr<v1::ConstraintSpec> spec =
-      ReadSpecFile(path, absl::GetFlag(FLAGS_kind), absl::GetFlag(FLAGS_start_rule));
+// Compiles `spec` and prints the handle and stats, or the server's error.
+
+int CompileAndPrint(const char* kName, absl::StatusOr<v1::ConstraintSpec> spec) {
   if (!spec.ok()) return Fail(kName, kExitUsage, spec.status().message());
   absl::StatusOr<v1::CompileOptions> options =
       CompileOptionsFromFlags(absl::GetFlag(FLAGS_whitespace));
@@ -50,6 +48,24 @@ int RunCompile(const Args& args) {
   }
   for (const std::string& warning : stats.warnings()) std::cout << "warning: " << warning << "\n";
   return kExitOk;
+}
+
+}  // namespace
+
+int RunCompile(const Args& args) {
+  constexpr char kName[] = "compile";
+  if (args.size() > 1) return Fail(kName, kExitUsage, "takes one SPEC_FILE");
+  const std::string path = args.empty() ? "" : args[0];
+  return CompileAndPrint(
+      kName, ReadSpecFile(path, absl::GetFlag(FLAGS_kind), absl::GetFlag(FLAGS_start_rule)));
+}
+
+int RunTools(const Args& args) {
+  constexpr char kName[] = "tools";
+  if (args.size() != 1) return Fail(kName, kExitUsage, "takes one TOOLS_JSON file");
+  return CompileAndPrint(
+      kName, ReadToolsFile(args[0], absl::GetFlag(FLAGS_format), absl::GetFlag(FLAGS_require_call),
+                           absl::GetFlag(FLAGS_single_call)));
 }
 
 }  // namespace maskd::maskctl

@@ -19,9 +19,14 @@ ABSL_FLAG(std::string, tokenizer_dir, "",
           "content hash must match the server's id). Empty: "
           "${MASKD_TOKENIZER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/maskd/tokenizers}/NAME.");
 ABSL_FLAG(std::string, kind, "",
-          "Spec kind: json_schema, regex, gbnf, lark, ebnf, choices (one per line) or "
-          "builtin_json (no file). Empty: from the file extension (.json, .regex/.re, .gbnf, "
+          "Spec kind: json_schema, regex, gbnf, lark, ebnf, choices (one per line), "
+          "structural_tag (XGrammar structural tag JSON) or builtin_json (no file). Empty: from "
+          "the file extension (.json, .regex/.re, .gbnf, "
           ".lark, .ebnf, .txt).");
+ABSL_FLAG(std::string, format, "qwen3",
+          "tools: the tool-call syntax: llama3_json, qwen3 or harmony.");
+ABSL_FLAG(bool, require_call, false, "tools: at least one tool call.");
+ABSL_FLAG(bool, single_call, false, "tools: the output ends after the first call.");
 ABSL_FLAG(std::string, start_rule, "", "Grammar start rule (gbnf/lark/ebnf); empty: default.");
 ABSL_FLAG(std::string, whitespace, "",
           "JSON whitespace: compact, flexible or bounded; empty: the server's default.");

@@ -83,6 +83,7 @@ absl::StatusOr<v1::ConstraintSpec> ReadSpecFile(const std::string& path, const s
   if (resolved == "ebnf") {
     return client::GrammarSpec(v1::GRAMMAR_DIALECT_EBNF, *std::move(text), start_rule);
   }
+  if (resolved == "structural_tag") return client::StructuralTagSpec(*std::move(text));
   if (resolved == "choices") {
     std::vector<std::string> choices = SplitChoices(*text);
     if (choices.empty()) {
@@ -90,9 +91,9 @@ absl::StatusOr<v1::ConstraintSpec> ReadSpecFile(const std::string& path, const s
     }
     return client::ChoicesSpec(std::move(choices));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown --kind '", kind,
-                   "' (json_schema, regex, gbnf, lark, ebnf, choices or builtin_json)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown --kind '", kind,
+      "' (json_schema, regex, gbnf, lark, ebnf, choices, structural_tag or builtin_json)"));
 }
 
 absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const std::string& whitespace) {

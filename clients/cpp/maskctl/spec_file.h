@@ -17,6 +17,12 @@ absl::StatusOr<v1::ConstraintSpec> ReadSpecFile(const std::string& path, const s
                                                 const std::string& start_rule);
 
 // Reads a whole file; NotFound naming it when it cannot be opened.
+// A tools file (an array of {"name","parameters"} or OpenAI-style
+// {"type":"function","function":{"name","parameters"}}) as a tool_calls spec;
+// `format` is llama3_json, qwen3 or harmony.
+absl::StatusOr<v1::ConstraintSpec> ReadToolsFile(const std::string& path, const std::string& format,
+                                                 bool require_call, bool single_call);
+
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
 // --whitespace (compact|flexible|bounded|empty) as CompileOptions.

@@ -27,7 +27,7 @@ from .processors import MaskdLogitsProcessor, MaskdRequestLogitsProcessor  # noq
 from .results import Mask, StepResult, StopStatus  # noqa: E402
 from .session import Advance, Open, Session  # noqa: E402
 from .specs import (BuiltinJson, Choices, CompileOptions, Grammar, JsonSchema,  # noqa: E402
-                    Regex)
+                    Regex, StructuralTag, ToolCalls)
 from .server_types import CompiledGrammar, CompileStats, TokenizerInfo  # noqa: E402
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "MaskdError", "ProtocolError", "SequenceError", "SourceLocation", "apply_mask_numpy",
     "apply_mask_torch", "stack_masks", "overlapped_step", "overlapped_step_async",
     "MaskdLogitsProcessor", "MaskdRequestLogitsProcessor", "Mask", "StepResult", "StopStatus",
-    "BuiltinJson", "Choices", "CompileOptions", "Grammar", "JsonSchema", "Regex", "CompiledGrammar",
+    "BuiltinJson", "Choices", "CompileOptions", "Grammar", "JsonSchema", "Regex", "StructuralTag",
+    "ToolCalls", "CompiledGrammar",
     "CompileStats", "TokenizerInfo"
 ]

@@ -67,7 +67,60 @@ class BuiltinJson:
         return compile_pb2.ConstraintSpec(builtin_json=compile_pb2.BuiltinJsonSpec())
 
 
-Spec = Union[JsonSchema, Regex, Grammar, Choices, BuiltinJson]
+@dataclass(frozen=True)
+class StructuralTag:
+    """An XGrammar structural tag, as a dict (serialized with json.dumps) or JSON text.
+
+    Either ``{"format": {...}}`` (const_string, json_schema, regex, sequence, or, tag,
+    triggered_tags, tags_with_separator, any_text) or the legacy
+    ``{"structures": [{"begin", "schema", "end"}], "triggers": [...]}``.
+    """
+    tag: Union[str, dict]
+
+    def to_proto(self) -> compile_pb2.ConstraintSpec:
+        text = self.tag if isinstance(self.tag, str) else json.dumps(self.tag)
+        return compile_pb2.ConstraintSpec(structural_tag=text)
+
+
+_TOOL_FORMATS = {
+    "llama3_json": compile_pb2.TOOL_CALL_FORMAT_LLAMA3_JSON,
+    "qwen3": compile_pb2.TOOL_CALL_FORMAT_QWEN3,
+    "harmony": compile_pb2.TOOL_CALL_FORMAT_HARMONY,
+}
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """Tool calls in a model family's syntax; maskd builds the structural tag.
+
+    ``tools`` holds dicts ``{"name", "parameters"}`` (a JSON Schema dict or text) or
+    OpenAI-style ``{"type": "function", "function": {...}}``. ``format`` is
+    "llama3_json", "qwen3" or "harmony" (refused by the server for now).
+    """
+    tools: Sequence[dict]
+    format: str = "qwen3"
+    require_call: bool = False
+    single_call: bool = False
+
+    def to_proto(self) -> compile_pb2.ConstraintSpec:
+        if self.format not in _TOOL_FORMATS:
+            raise ValueError(f"ToolCalls.format {self.format!r}: expected one of "
+                             f"{', '.join(sorted(_TOOL_FORMATS))}")
+        tools = []
+        for i, tool in enumerate(self.tools):
+            tool = tool.get("function", tool)
+            if not isinstance(tool.get("name"), str):
+                raise ValueError(f"ToolCalls.tools[{i}] has no string 'name'")
+            params = tool.get("parameters", "")
+            if not isinstance(params, str):
+                params = json.dumps(params)
+            tools.append(compile_pb2.Tool(name=tool["name"], parameters_json_schema=params))
+        return compile_pb2.ConstraintSpec(tool_calls=compile_pb2.ToolCallsSpec(
+            format=_TOOL_FORMATS[self.format], tools=tools, require_call=self.require_call,
+            single_call=self.single_call))
+
+
+Spec = Union[JsonSchema, Regex, Grammar, Choices, BuiltinJson, StructuralTag, ToolCalls]
 
 _WHITESPACE = {
     "compact": compile_pb2.WHITESPACE_MODE_COMPACT,
@@ -93,7 +146,9 @@ class CompileOptions:
     (False: ignored and listed in CompileStats.ignored_keywords); property_order:
     "schema" or "any"; unknown_formats: "refuse" (formats without an exact
     language are errors) or "ignore" (plain strings, listed in
-    CompileStats.ignored_keywords); time_limit_s: give up compiling after this long.
+    CompileStats.ignored_keywords); time_limit_s: give up compiling after this long;
+    reasoning_end_marker: reasoning first, the output is free until the first occurrence
+    of this marker (e.g. "</think>" for Qwen3), then follows the spec.
     """
     whitespace: Optional[str] = None
     max_whitespace_run: int = 0
@@ -102,10 +157,12 @@ class CompileOptions:
     max_recursion_depth: int = 0
     unknown_formats: Optional[str] = None
     time_limit_s: Optional[float] = None
+    reasoning_end_marker: str = ""
 
     def to_proto(self) -> compile_pb2.CompileOptions:
         out = compile_pb2.CompileOptions(max_whitespace_run=self.max_whitespace_run,
-                                         max_recursion_depth=self.max_recursion_depth)
+                                         max_recursion_depth=self.max_recursion_depth,
+                                         reasoning_end_marker=self.reasoning_end_marker)
         if self.whitespace is not None:
             if self.whitespace not in _WHITESPACE:
                 raise ValueError(f"CompileOptions.whitespace {self.whitespace!r}: expected one of "

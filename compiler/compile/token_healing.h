@@ -1,0 +1,29 @@
+// Token healing at open (Guidance's algorithm): the prompt's last tokens may
+// end where a longer token would have covered them ("https:" before "//",
+// " {" before "\""), which the model then cannot produce. maskd removes the
+// longest tail of the prompt's tokens whose bytes are a proper prefix of some
+// single token, the worker drops those tokens, and the output must start with
+// the removed bytes and then follow the spec (CompileOptions::required_prefix).
+#ifndef MASKD_COMPILER_COMPILE_TOKEN_HEALING_H_
+#define MASKD_COMPILER_COMPILE_TOKEN_HEALING_H_
+
+#include <span>
+#include <string>
+
+#include "compiler/tokenizer/tokenizer.h"
+
+namespace maskd {
+
+struct Healing {
+  uint32_t tokens_to_drop = 0;  // from the end of the prompt
+  std::string removed_bytes;    // their bytes, which the output must start with
+};
+
+// The longest k <= tail.size() such that the last k tokens' bytes are a
+// proper prefix of some non-special token's bytes; k = 0 when none is.
+// Special tokens in the tail are never removed (nor anything before them).
+Healing HealPromptTail(const Tokenizer& tokenizer, std::span<const TokenId> tail);
+
+}  // namespace maskd
+
+#endif  // MASKD_COMPILER_COMPILE_TOKEN_HEALING_H_

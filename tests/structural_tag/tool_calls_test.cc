@@ -1,0 +1,157 @@
+// Tool-call presets (compiler/structural_tag/tool_calls.h) with the real
+// tokenizers: a model's canonical tokenization of a realistic output passes
+// through the masks token by token, EOS where the output may end, and calls
+// that break the tool's schema or name an unknown tool are refused.
+#include <string>
+#include <vector>
+
+#include "compiler/compile/compile.h"
+#include "compiler/matcher/matcher.h"
+#include "compiler/structural_tag/tool_calls.h"
+#include "gtest/gtest.h"
+#include "tests/support/real_tokenizer.h"
+
+namespace maskd {
+namespace {
+
+const std::vector<ToolSpec> kTools = {
+    {"get_weather",
+     R"({"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["c","f"]}},"required":["city"],"additionalProperties":false})"},
+    {"get_time",
+     R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"],"additionalProperties":false})"},
+};
+
+bool Bit(const std::vector<uint32_t>& mask, TokenId t) { return (mask[t / 32] >> (t % 32)) & 1; }
+
+std::shared_ptr<const CompiledGrammar> Compile(ToolCallFormat format,
+                                               const ToolCallOptions& options,
+                                               std::shared_ptr<const Tokenizer> tokenizer) {
+  absl::StatusOr<std::string> tag = ToolCallStructuralTag(kTools, format, options);
+  EXPECT_TRUE(tag.ok()) << tag.status();
+  GrammarSpec spec;
+  spec.kind = SpecKind::kStructuralTag;
+  spec.text = *tag;
+  auto grammar = CompileGrammar(spec, CompileOptions{}, tokenizer);
+  EXPECT_TRUE(grammar.ok()) << grammar.status();
+  return grammar.ok() ? *grammar : nullptr;
+}
+
+// Feeds `ids` through masks; returns how many were allowed before the first
+// refused one (ids.size() if all were), and whether EOS was allowed after.
+std::pair<size_t, bool> Walk(const std::shared_ptr<const CompiledGrammar>& grammar,
+                             const Tokenizer& tokenizer, const std::vector<TokenId>& ids) {
+  auto matcher = Matcher::Create(grammar);
+  std::vector<uint32_t> mask((tokenizer.vocab_size() + 31) / 32);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    matcher->FillMask(mask);
+    if (!Bit(mask, ids[i])) return {i, false};
+    EXPECT_TRUE(matcher->AcceptToken(ids[i]));
+  }
+  matcher->FillMask(mask);
+  return {ids.size(), Bit(mask, tokenizer.eos_ids()[0])};
+}
+
+TEST(ToolCallsTest, Qwen3CallsInsideFreeText) {
+  auto tokenizer = testing::LoadRealTokenizer("qwen3");
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kQwen3, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  const std::string good =
+      "I will check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+      "{\"city\": \"Paris\", \"unit\": \"c\"}}\n</tool_call>\nAnd the time:\n<tool_call>\n"
+      "{\"name\": \"get_time\", \"arguments\": {\"tz\": \"Europe/Paris\"}}\n</tool_call>";
+  const std::vector<TokenId> ids = tokenizer->Encode(good);
+  // The tokenizer writes <tool_call> as its own added token.
+  EXPECT_NE(std::find(ids.begin(), ids.end(), TokenId{151657}), ids.end());
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // Free text alone may end; a call to an unknown tool or with a bad argument may not go on.
+  EXPECT_TRUE(Walk(grammar, *tokenizer, tokenizer->Encode("Just text, no call.")).second);
+  for (const std::string bad :
+       {"<tool_call>\n{\"name\": \"get_stock\", \"arguments\": {}}\n</tool_call>",
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": 3}}\n</tool_call>"}) {
+    const std::vector<TokenId> bad_ids = tokenizer->Encode(bad);
+    EXPECT_LT(Walk(grammar, *tokenizer, bad_ids).first, bad_ids.size()) << bad;
+  }
+}
+
+TEST(ToolCallsTest, Qwen3RequireOneCall) {
+  auto tokenizer = testing::LoadRealTokenizer("qwen3");
+  ASSERT_NE(tokenizer, nullptr);
+  ToolCallOptions options;
+  options.require_call = true;
+  options.single_call = true;
+  auto grammar = Compile(ToolCallFormat::kQwen3, options, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  EXPECT_FALSE(Walk(grammar, *tokenizer, tokenizer->Encode("No call.")).second);
+  const std::string call =
+      "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}\n</tool_call>";
+  const std::vector<TokenId> ids = tokenizer->Encode(call);
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // After the first call the output must end.
+  const std::vector<TokenId> two = tokenizer->Encode(call + " more");
+  EXPECT_EQ(Walk(grammar, *tokenizer, two).first, ids.size());
+}
+
+TEST(ToolCallsTest, Llama3JsonCall) {
+  auto tokenizer = testing::LoadRealTokenizer("llama3");
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kLlama3Json, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  const std::vector<TokenId> ids =
+      tokenizer->Encode(R"({"name": "get_weather", "parameters": {"city": "Oslo"}})");
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  const std::vector<TokenId> bad =
+      tokenizer->Encode(R"({"name": "get_weather", "parameters": {}})");
+  EXPECT_LT(Walk(grammar, *tokenizer, bad).first, bad.size());
+  EXPECT_LT(Walk(grammar, *tokenizer, tokenizer->Encode("Sure!")).first, 1u);
+}
+
+// Reasoning first (CompileOptions::reasoning_end_marker) with Qwen3's </think>:
+// anything until the marker, then the spec; the marker may not be skipped.
+TEST(ReasoningTest, Qwen3ThinkThenJson) {
+  auto tokenizer = testing::LoadRealTokenizer("qwen3");
+  ASSERT_NE(tokenizer, nullptr);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
+  CompileOptions options;
+  options.reasoning_end_marker = "</think>";
+  auto grammar = CompileGrammar(spec, options, tokenizer);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  const std::string good = "<think>\nThe user wants {\"a\": x}; pick 3.\n</think>\n\n{\"a\": 3}";
+  const std::vector<TokenId> ids = tokenizer->Encode(good);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), TokenId{151668}), ids.end());  // </think>
+  auto [allowed, eos] = Walk(*grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // Before the marker anything goes but EOS; after it, only the schema.
+  const std::vector<TokenId> thinking = tokenizer->Encode("<think>\nhmm");
+  EXPECT_EQ(Walk(*grammar, *tokenizer, thinking), std::make_pair(thinking.size(), false));
+  const std::vector<TokenId> bad = tokenizer->Encode("<think>ok</think>{\"b\": 1}");
+  EXPECT_LT(Walk(*grammar, *tokenizer, bad).first, bad.size());
+  // Without the option the same reasoning text is refused at once.
+  auto plain = CompileGrammar(spec, CompileOptions{}, tokenizer);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(Walk(*plain, *tokenizer, ids).first, 0u);
+}
+
+TEST(ToolCallsTest, BadToolListsAreRefused) {
+  EXPECT_EQ(ToolCallStructuralTag({}, ToolCallFormat::kQwen3, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ToolCallStructuralTag({{"a", "{}"}, {"a", "{}"}}, ToolCallFormat::kQwen3, {}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ToolCallStructuralTag({{"a", "{"}}, ToolCallFormat::kQwen3, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ToolCallStructuralTag(kTools, ToolCallFormat::kHarmony, {}).status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace maskd
