@@ -31,7 +31,8 @@ from .specs import (BuiltinJson, Choices, CompileOptions, Grammar, JsonSchema,  
 from .server_types import CompiledGrammar, CompileStats, TokenizerInfo  # noqa: E402
 
 __all__ = [
-    "AsyncMaskClient", "AsyncSession", "MaskClient", "Session", "FailoverEvent", "FailoverOptions", "Advance", "Open", "CompileError",
+    "AsyncMaskClient", "AsyncSession", "MaskClient", "Session", "FailoverEvent",
+    "FailoverOptions", "Advance", "Open", "CompileError",
     "MaskdError", "ProtocolError", "SequenceError", "SourceLocation", "apply_mask_numpy",
     "apply_mask_torch", "stack_masks", "overlapped_step", "overlapped_step_async",
     "MaskdLogitsProcessor", "MaskdRequestLogitsProcessor", "Mask", "StepResult", "StopStatus",
