@@ -18,6 +18,7 @@
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/regex/ecma_regex.h"
+#include "compiler/regex/utf8.h"
 
 namespace maskd::grammar_text {
 namespace {
@@ -418,25 +419,7 @@ class LarkParser {
         if (!d.has_value()) return Error(cp_at, "invalid UTF-8 in the grammar text");
         cp = *d;
       }
-      AppendUtf8(cp, out);
-    }
-  }
-
-  static void AppendUtf8(uint32_t cp, std::string& out) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      out += regex::Utf8(cp);
     }
   }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "compiler/json_schema/json_value.h"
+#include "compiler/regex/utf8.h"
 #include "simdjson.h"
 
 namespace maskd::json_schema {
@@ -20,24 +21,6 @@ uint32_t Hex4(std::string_view text, size_t i) {
   uint32_t v = 0;
   for (size_t k = 0; k < 4; ++k) v = (v << 4) | static_cast<uint32_t>(HexDigit(text[i + k]));
   return v;
-}
-
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // Decodes the string literal whose opening quote is at text[i]; sets `end`
@@ -77,7 +60,7 @@ bool DecodeString(std::string_view text, size_t i, size_t& end, std::string& dec
           cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           i += 6;
         }
-        AppendUtf8(cp, decoded);
+        decoded += regex::Utf8(cp);
         break;
       }
       default:  // '"', '\\', '/'
