@@ -1,57 +1,15 @@
-// libFuzzer target: bytes -> the GBNF / EBNF front end -> (when it compiles) a
-// matcher over the fuzz vocabulary for a few steps. Invariants: no crash,
-// every front-end refusal carries its line:column payload, every mask
-// token the matcher allows is accepted.
+// libFuzzer target: bytes -> the GBNF / EBNF front end (the first byte picks
+// the dialect) -> a matcher; see grammar_text_fuzz.h for the invariants.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
-#include <vector>
 
-#include "compiler/grammar_text/grammar_text.h"
-#include "compiler/grammar_text/text_error.h"
-#include "compiler/matcher/compiled_grammar_impl.h"
-#include "compiler/matcher/matcher.h"
-#include "tests/fuzz/fuzz_vocab.h"
+#include "tests/fuzz/grammar_text_fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const maskd::grammar_text::Dialect dialect = (data[0] & 1) != 0
-                                                   ? maskd::grammar_text::Dialect::kXGrammarEbnf
-                                                   : maskd::grammar_text::Dialect::kGbnf;
-  maskd::grammar_text::GrammarTextOptions options;
-  options.max_symbols = 20'000;  // keeps each input fast
-  absl::StatusOr<maskd::GrammarIr> ir =
-      maskd::grammar_text::BuildGrammarTextIr(text, dialect, options);
-  if (!ir.ok()) {
-    // Refusals of the text itself point into it (ResourceExhausted of the
-    // JSON Schema front end inside %json included).
-    if (!maskd::grammar_text::TextErrorPosition(ir.status()).has_value()) {
-      __builtin_trap();
-    }
-    return 0;
-  }
-  maskd::AutomataLimits compile;
-  compile.memory_limit_bytes = 64 << 20;
-  auto g = maskd::CompiledGrammarImpl::FromIr(*std::move(ir), maskd::fuzz::FuzzVocab(), compile,
-                                              std::chrono::steady_clock::now());
-  if (!g.ok()) return 0;
-  auto m = maskd::Matcher::Create(*g);
-  const size_t n = maskd::fuzz::FuzzVocab()->vocab_size();
-  std::vector<uint32_t> mask((n + 31) / 32);
-  for (int step = 0; step < 4; ++step) {
-    m->FillMask(mask);
-    maskd::TokenId pick = 0;
-    bool any = false;
-    for (maskd::TokenId t = 0; t + 1 < n; ++t) {  // the last id is EOS
-      if (((mask[t / 32] >> (t % 32)) & 1) == 0) continue;
-      pick = t;
-      any = true;
-      if ((t + step) % 3 == 0) break;
-    }
-    if (!any) break;
-    if (!m->AcceptToken(pick)) __builtin_trap();
-  }
-  return 0;
+  return maskd::fuzz::FuzzGrammarText(text, (data[0] & 1) != 0
+                                                ? maskd::grammar_text::Dialect::kXGrammarEbnf
+                                                : maskd::grammar_text::Dialect::kGbnf);
 }
