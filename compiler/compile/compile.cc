@@ -110,10 +110,8 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
     case SpecKind::kEbnf: {
       grammar_text::GrammarTextOptions text_options;
       text_options.start_rule = spec.start_rule;
-      text_options.json.strict_keywords = options.strict;
-      text_options.json.closed_objects = options.additional_properties_default_false;
-      text_options.json.whitespace = JsonWhitespace(options.whitespace);
-      text_options.json.max_whitespace_run = options.max_whitespace_run;
+      text_options.json.parse = SchemaParseOptions(options);
+      text_options.json.lower = SchemaLowerOptions(options, deadline);
       const grammar_text::Dialect dialect =
           spec.dialect == EbnfDialect::kGbnf   ? grammar_text::Dialect::kGbnf
           : spec.dialect == EbnfDialect::kLark ? grammar_text::Dialect::kLark

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/grammar/grammar_ir.h"
 #include "compiler/json_schema/lower.h"
+#include "compiler/json_schema/parse_schema.h"
 
 namespace maskd::grammar_text {
 
@@ -31,12 +32,16 @@ enum class Dialect {
   kLark,          // llguidance's Lark
 };
 
-// How a Lark `%json {schema}` is read (the JSON Schema front end's options).
+// How a Lark `%json {schema}` is read: the JSON Schema front end's own
+// options, so an embedded schema gets the compile's deadline, cancellation,
+// nesting limit, property order and format policy like a schema spec does.
 struct JsonEmbedOptions {
-  bool strict_keywords = true;
-  bool closed_objects = false;
-  json_schema::Whitespace whitespace = json_schema::Whitespace::kBounded;
-  uint32_t max_whitespace_run = 32;
+  json_schema::ParseOptions parse = [] {
+    json_schema::ParseOptions strict;
+    strict.strict_keywords = true;
+    return strict;
+  }();
+  json_schema::LowerOptions lower;
 };
 
 struct GrammarTextOptions {

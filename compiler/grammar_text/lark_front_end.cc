@@ -850,18 +850,13 @@ class LarkLowering {
   }
 
   absl::StatusOr<SymbolSeq> JsonSymbol(const Expr& e) {
-    json_schema::ParseOptions parse;
-    parse.strict_keywords = options_.json.strict_keywords;
-    parse.closed_objects = options_.json.closed_objects;
-    absl::StatusOr<json_schema::Schema> schema = json_schema::ParseSchema(e.text, parse);
+    absl::StatusOr<json_schema::Schema> schema =
+        json_schema::ParseSchema(e.text, options_.json.parse);
     if (!schema.ok()) {
       return TextError(schema.status().code(), text_, e.at,
                        absl::StrCat("in %json: ", schema.status().message()));
     }
-    json_schema::LowerOptions lower;
-    lower.whitespace = options_.json.whitespace;
-    lower.max_whitespace_run = options_.json.max_whitespace_run;
-    absl::StatusOr<GrammarIr> json = json_schema::LowerSchema(*schema, lower);
+    absl::StatusOr<GrammarIr> json = json_schema::LowerSchema(*schema, options_.json.lower);
     if (!json.ok()) {
       return TextError(json.status().code(), text_, e.at,
                        absl::StrCat("in %json: ", json.status().message()));

@@ -254,10 +254,8 @@ class TagLowering {
       // XGrammar's grammar format is its EBNF; the text's own errors keep
       // their line:column and gain the pointer to the text.
       grammar_text::GrammarTextOptions text_options;
-      text_options.json.strict_keywords = options_.parse.strict_keywords;
-      text_options.json.closed_objects = options_.parse.closed_objects;
-      text_options.json.whitespace = options_.lower.whitespace;
-      text_options.json.max_whitespace_run = options_.lower.max_whitespace_run;
+      text_options.json.parse = options_.parse;
+      text_options.json.lower = options_.lower;
       absl::StatusOr<GrammarIr> sub = grammar_text::BuildGrammarTextIr(
           *text, grammar_text::Dialect::kXGrammarEbnf, text_options);
       if (!sub.ok()) return WithJsonPointer(sub.status(), Child(pointer, "grammar"));

@@ -28,16 +28,16 @@ std::shared_ptr<SmallVocabTokenizer> ByteVocab() {
   return std::make_shared<SmallVocabTokenizer>(vocab, "bytes");
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileText(std::string_view text,
-                                                                   EbnfDialect dialect,
-                                                                   std::string start = "") {
+absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileText(
+    std::string_view text, EbnfDialect dialect, std::string start = "",
+    const CompileOptions& options = CompileOptions()) {
   static const auto* vocab = new std::shared_ptr<SmallVocabTokenizer>(ByteVocab());
   GrammarSpec spec;
   spec.kind = SpecKind::kEbnf;
   spec.dialect = dialect;
   spec.text = std::string(text);
   spec.start_rule = std::move(start);
-  return CompileGrammar(spec, CompileOptions(), *vocab);
+  return CompileGrammar(spec, options, *vocab);
 }
 
 // Whether `s` is a whole sentence of the grammar.
@@ -340,6 +340,39 @@ args: %json {"type": "object", "properties": {"n": {"type": "integer"}}, "requir
   EXPECT_TRUE(Accepts(*g, "call f {\"n\": 3}"));
   EXPECT_FALSE(Accepts(*g, "call f {\"n\": \"3\"}"));
   EXPECT_FALSE(Accepts(*g, "call f {}"));
+}
+
+// An embedded schema is read with the compile's own JSON Schema options:
+// property order, the nesting limit, the format policy.
+TEST(LarkTest, JsonEmbeddingTakesTheCompileOptions) {
+  const std::string text = R"lark(
+start: %json {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+              "required": ["a", "b"], "additionalProperties": false}
+)lark";
+  auto in_order = CompileText(text, EbnfDialect::kLark);
+  ASSERT_TRUE(in_order.ok()) << in_order.status();
+  EXPECT_TRUE(Accepts(*in_order, "{\"a\": 1, \"b\": 2}"));
+  EXPECT_FALSE(Accepts(*in_order, "{\"b\": 2, \"a\": 1}"));
+
+  CompileOptions any_order;
+  any_order.property_order = PropertyOrder::kAnyOrder;
+  auto g = CompileText(text, EbnfDialect::kLark, "", any_order);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(Accepts(*g, "{\"b\": 2, \"a\": 1}"));
+  EXPECT_FALSE(Accepts(*g, "{\"b\": 2, \"a\": 1, \"a\": 1}"));
+
+  CompileOptions shallow;
+  shallow.max_recursion_depth = 2;
+  auto deep = CompileText(R"lark(start: %json {"items": {"items": {"items": {}}}})lark",
+                          EbnfDialect::kLark, "", shallow);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("in %json"), std::string::npos) << deep.status();
+
+  CompileOptions ignore_formats;
+  ignore_formats.unknown_formats = UnknownFormats::kIgnore;
+  EXPECT_TRUE(CompileText(R"lark(start: %json {"type": "string", "format": "topic"})lark",
+                          EbnfDialect::kLark, "", ignore_formats)
+                  .ok());
 }
 
 TEST(LarkTest, LeftRecursion) {
