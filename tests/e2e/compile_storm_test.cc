@@ -74,17 +74,9 @@ class CompileStormTest : public ::testing::Test {
     return request;
   }
 
-  // Polls /metrics until `sample` satisfies `want` (up to `seconds`).
   static std::optional<double> WaitForMetric(const std::string& sample,
                                              const std::function<bool(double)>& want, int seconds) {
-    std::optional<double> value;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < until) {
-      value = MetricValue(FetchMetrics(server_->metrics_address()), sample);
-      if (value && want(*value)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return value;
+    return e2e::WaitForMetric(server_->metrics_address(), sample, want, seconds);
   }
 
   static testing::MaskdProcess* server_;

@@ -5,9 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -96,6 +98,18 @@ std::optional<double> MetricValue(const std::string& exposition, const std::stri
     if (absl::SimpleAtod(line.substr(sample.size() + 1), &value)) return value;
   }
   return std::nullopt;
+}
+
+std::optional<double> WaitForMetric(const std::string& metrics_address, const std::string& sample,
+                                    const std::function<bool(double)>& want, int seconds) {
+  std::optional<double> value;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    value = MetricValue(FetchMetrics(metrics_address), sample);
+    if (value && want(*value)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return value;
 }
 
 }  // namespace maskd::e2e

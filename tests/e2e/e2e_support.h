@@ -4,6 +4,7 @@
 #ifndef MASKD_TESTS_E2E_E2E_SUPPORT_H_
 #define MASKD_TESTS_E2E_E2E_SUPPORT_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,11 @@ std::string FetchMetrics(const std::string& metrics_address);
 // `maskd_active_sessions` or `maskd_errors_total{code="NOT_FOUND"}`) in a
 // Prometheus text exposition; nullopt when absent.
 std::optional<double> MetricValue(const std::string& exposition, const std::string& sample);
+
+// Polls the server's /metrics until `sample` satisfies `want` or `seconds`
+// pass (the server updates gauges asynchronously); the last value seen.
+std::optional<double> WaitForMetric(const std::string& metrics_address, const std::string& sample,
+                                    const std::function<bool(double)>& want, int seconds);
 
 }  // namespace maskd::e2e
 

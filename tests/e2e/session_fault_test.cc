@@ -72,13 +72,7 @@ class SessionFaultTest : public ::testing::Test {
   // pass (stream teardown is asynchronous on the server).
   static std::optional<double> WaitForMetric(const std::string& sample,
                                              const std::function<bool(double)>& want) {
-    std::optional<double> value;
-    for (int i = 0; i < 200; ++i) {
-      value = MetricValue(FetchMetrics(server_->metrics_address()), sample);
-      if (value && want(*value)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return value;
+    return e2e::WaitForMetric(server_->metrics_address(), sample, want, 10);
   }
 
   static testing::MaskdProcess* server_;
