@@ -14,9 +14,6 @@
 namespace maskd::grammar_text {
 namespace {
 
-// Counted repetitions beyond this are refused before anything is expanded.
-constexpr uint32_t kMaxRepeatCount = 100'000;
-
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '_';
@@ -209,16 +206,12 @@ class GbnfParser {
 
   absl::StatusOr<uint32_t> ParseCount() {
     const size_t at = cur_.pos;
-    uint64_t v = 0;
-    while (cur_.peek() >= '0' && cur_.peek() <= '9') {
-      v = v * 10 + static_cast<uint64_t>(cur_.peek() - '0');
-      if (v > kMaxRepeatCount) {
-        return Error(at, absl::StrCat("repetition count over the limit of ", kMaxRepeatCount),
-                     absl::StatusCode::kResourceExhausted);
-      }
-      ++cur_.pos;
+    std::optional<uint32_t> v = ReadRepeatCount(cur_);
+    if (!v.has_value()) {
+      return Error(at, absl::StrCat("repetition count over the limit of ", kMaxRepeatCount),
+                   absl::StatusCode::kResourceExhausted);
     }
-    return static_cast<uint32_t>(v);
+    return *v;
   }
 
   // `{m}`, `{m,}`, `{m,n}`, `{,n}` at cursor: (min, max).

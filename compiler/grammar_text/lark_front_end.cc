@@ -23,8 +23,6 @@
 namespace maskd::grammar_text {
 namespace {
 
-constexpr uint32_t kMaxRepeatCount = 100'000;
-
 // --- Syntax tree of a definition body ---
 
 struct Expr {
@@ -312,16 +310,12 @@ class LarkParser {
   absl::StatusOr<uint32_t> ParseNumber() {
     const size_t at = cur_.pos;
     if (cur_.peek() < '0' || cur_.peek() > '9') return Error(at, "expected a number");
-    uint64_t v = 0;
-    while (cur_.peek() >= '0' && cur_.peek() <= '9') {
-      v = v * 10 + static_cast<uint64_t>(cur_.peek() - '0');
-      if (v > kMaxRepeatCount) {
-        return Error(at, absl::StrCat("repetition count over the limit of ", kMaxRepeatCount),
-                     absl::StatusCode::kResourceExhausted);
-      }
-      ++cur_.pos;
+    std::optional<uint32_t> v = ReadRepeatCount(cur_);
+    if (!v.has_value()) {
+      return Error(at, absl::StrCat("repetition count over the limit of ", kMaxRepeatCount),
+                   absl::StatusCode::kResourceExhausted);
     }
-    return static_cast<uint32_t>(v);
+    return *v;
   }
 
   absl::StatusOr<Expr> ParseItem(int depth) {

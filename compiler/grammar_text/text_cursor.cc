@@ -53,4 +53,14 @@ std::optional<uint32_t> ReadHex(TextCursor& cursor, int n) {
   return v;
 }
 
+std::optional<uint32_t> ReadRepeatCount(TextCursor& cursor) {
+  uint64_t v = 0;
+  while (cursor.peek() >= '0' && cursor.peek() <= '9') {
+    v = v * 10 + static_cast<uint64_t>(cursor.peek() - '0');
+    if (v > kMaxRepeatCount) return std::nullopt;
+    ++cursor.pos;
+  }
+  return static_cast<uint32_t>(v);
+}
+
 }  // namespace maskd::grammar_text

@@ -31,6 +31,14 @@ std::optional<uint32_t> DecodeUtf8(TextCursor& cursor);
 // `n` hex digits at cursor.pos as a number, advancing; nullopt if not.
 std::optional<uint32_t> ReadHex(TextCursor& cursor, int n);
 
+// Counted repetitions (`{m,n}` in GBNF/EBNF, `~ m..n` in Lark) beyond this
+// are refused before anything is expanded.
+inline constexpr uint32_t kMaxRepeatCount = 100'000;
+
+// The decimal digits at cursor.pos as a number, advancing past them (0 when
+// there are none); nullopt once the number passes kMaxRepeatCount.
+std::optional<uint32_t> ReadRepeatCount(TextCursor& cursor);
+
 }  // namespace maskd::grammar_text
 
 #endif  // MASKD_COMPILER_GRAMMAR_TEXT_TEXT_CURSOR_H_
