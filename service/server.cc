@@ -76,7 +76,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
       std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
                                        server->metrics_.get(), options.compile_limits);
   server->releaser_ = std::make_unique<MemoryReleaser>(options.memory_release_interval);
+  server->quotas_ =
+      std::make_unique<TenantQuotas>(options.tenant_quotas, *server->metrics_->registry());
   SessionEnv env;
+  env.quotas = server->quotas_.get();
   env.releaser = server->releaser_.get();
   env.compiler = server->compile_.get();
   env.store = server->store_.get();

@@ -22,6 +22,7 @@
 #include "service/service_metrics.h"
 #include "service/session_registry.h"
 #include "service/session_stream.h"
+#include "service/tenant_quotas.h"
 #include "service/thread_pool.h"
 #include "service/tokenizer_flags.h"
 #include "service/tokenizer_registry.h"
@@ -47,6 +48,8 @@ struct ServerOptions {
   GrammarStoreOptions cache;
   CompileLimits compile_limits;
   SessionLimits session_limits;
+  // Streams and sequences one tenant may hold at once (tenant_quotas.h).
+  TenantQuotaLimits tenant_quotas;
   // A stream with no request for this long is ended; zero: never.
   absl::Duration session_idle_timeout = absl::Minutes(10);
   // /metrics: threads serving it, and how long one waits for a scraper's
@@ -94,6 +97,7 @@ class Server {
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
   std::unique_ptr<MemoryReleaser> releaser_;
+  std::unique_ptr<TenantQuotas> quotas_;
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionRegistry> session_;
   std::shared_ptr<const TokenAuthenticator> auth_;
