@@ -1,5 +1,5 @@
 // maskd: constrained decoding as a service. Parses flags, starts the server,
-// and on SIGTERM/SIGINT drains it and exits 0.
+// reloads credentials on SIGHUP, and on SIGTERM/SIGINT drains it and exits 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  // SIGHUP reloads the token file and TLS files instead of stopping.
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<std::vector<maskd::TokenizerSource>> preload =
@@ -194,7 +196,10 @@ int main(int argc, char** argv) {
   }
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sigwait(&stop_signals, &signal_number) == 0 && signal_number == SIGHUP) {
+    MASKD_LOG(INFO) << "received SIGHUP, reloading credentials";
+    (*server)->ReloadCredentials();
+  }
   MASKD_LOG(INFO) << "received " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
                   << ", draining";
   (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "service/compile_handler.h"
+#include "service/credential_reloader.h"
 #include "service/grammar_store.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
@@ -85,6 +86,10 @@ class Server {
   // are cancelled. Idempotent.
   void Shutdown(absl::Duration grace);
 
+  // Reads the token file and the /metrics TLS files again now (SIGHUP);
+  // they are also reloaded when they change (SecurityOptions::reload_interval).
+  void ReloadCredentials();
+
   // For in-process tests.
   ServiceMetrics& metrics() { return *metrics_; }
 
@@ -100,7 +105,8 @@ class Server {
   std::unique_ptr<TenantQuotas> quotas_;
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionRegistry> session_;
-  std::shared_ptr<const TokenAuthenticator> auth_;
+  std::unique_ptr<TokenAuthHolder> auth_;
+  std::unique_ptr<CredentialReloader> reloader_;
   std::unique_ptr<MaskdService> service_;
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;
