@@ -110,6 +110,7 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
     case SpecKind::kEbnf: {
       grammar_text::GrammarTextOptions text_options;
       text_options.start_rule = spec.start_rule;
+      text_options.max_nesting = static_cast<int>(options.max_recursion_depth);
       text_options.json.parse = SchemaParseOptions(options);
       text_options.json.lower = SchemaLowerOptions(options, deadline);
       const grammar_text::Dialect dialect =
