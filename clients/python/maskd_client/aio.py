@@ -108,7 +108,7 @@ class AsyncSession:
                 return await self._fail_over(request, e)
 
     async def _restore(self) -> Dict[int, MaskdError]:
-        """A new stream with every sequence of the ledger rebuilt; returns those that could not be."""
+        """A new stream with every sequence of the ledger rebuilt; returns those that cannot be."""
         self._call.cancel()
         self._start_stream()
         requests, lost = self._ledger.restore_requests(self._failover.max_ops_per_request,
