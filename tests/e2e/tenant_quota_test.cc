@@ -7,8 +7,11 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,12 +25,16 @@
 namespace maskd::e2e {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr char kTokenA[] = "quota-tenant-a-token-0123456789";
 constexpr char kTokenB[] = "quota-tenant-b-token-9876543210";
+constexpr char kTokenC[] = "quota-tenant-c-token-5555555555";
 constexpr int kStreamQuota = 2;
 constexpr int kSequenceQuota = 3;
+constexpr int kQueueInAll = 6;
+constexpr int kQueuePerTenant = 4;
 
 // One Session stream of one tenant, driven synchronously.
 class Stream {
@@ -62,11 +69,16 @@ class TenantQuotaTest : public ::testing::Test {
     std::string pattern = ::testing::TempDir() + "maskd_quota_XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = new std::string(pattern);
-    std::ofstream(*dir_ + "/tokens") << "tenant-a " << kTokenA << "\ntenant-b " << kTokenB << "\n";
+    std::ofstream(*dir_ + "/tokens")
+        << "tenant-a " << kTokenA << "\ntenant-b " << kTokenB << "\ntenant-c " << kTokenC << "\n";
     absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server =
         StartMaskd({"--auth_token_file=" + *dir_ + "/tokens",
                     absl::StrCat("--max_streams_per_tenant=", kStreamQuota),
-                    absl::StrCat("--max_sequences_per_tenant=", kSequenceQuota)});
+                    absl::StrCat("--max_sequences_per_tenant=", kSequenceQuota),
+                    // One compile at a time; 6 queued in all, 4 per tenant.
+                    "--compile_threads=1", absl::StrCat("--max_queued_compiles=", kQueueInAll),
+                    absl::StrCat("--max_queued_compiles_per_tenant=", kQueuePerTenant),
+                    "--max_spec_bytes=4194304"});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = server->release();
     stub_ = v1::Maskd::NewStub(
@@ -217,6 +229,84 @@ TEST_F(TenantQuotaTest, TenantAtItsSequenceQuotaDoesNotStopAnother) {
   ExpectGauge("maskd_tenant_sequences", "tenant-a", 0);
   EXPECT_TRUE(other.Close().ok());
   ExpectGauge("maskd_tenant_sequences", "tenant-b", 0);
+}
+
+// The compile queue is bounded per tenant and in all: two tenants filling
+// their own queues meet the server's bound, and a third tenant is refused by
+// it too, each refusal naming the bound that was reached.
+TEST_F(TenantQuotaTest, CompileQueueIsBoundedInAllBesideEachTenant) {
+  // A 100,000-value enum: about a second to compile; distinct per call.
+  auto slow_request = [](const std::string& tag) {
+    std::string schema = R"({"enum":[)";
+    for (int i = 0; i < 100000; ++i) absl::StrAppend(&schema, i, ",");
+    absl::StrAppend(&schema, "\"", tag, "\"]}");
+    v1::CompileRequest request;
+    grpc::ClientContext list_context;
+    list_context.AddMetadata("authorization", absl::StrCat("Bearer ", kTokenA));
+    v1::ListTokenizersResponse tokenizers;
+    EXPECT_TRUE(stub_->ListTokenizers(&list_context, {}, &tokenizers).ok());
+    request.set_tokenizer_id(tokenizers.tokenizers(0).tokenizer_id());
+    request.mutable_spec()->set_json_schema(schema);
+    return request;
+  };
+  std::mutex mu;
+  std::map<std::string, std::vector<grpc::Status>> outcomes;  // by token
+  auto compile = [&](const std::string& token, const v1::CompileRequest& request, int seconds) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+    v1::CompileResponse response;
+    const grpc::Status status = stub_->Compile(&context, request, &response);
+    std::lock_guard<std::mutex> lock(mu);
+    outcomes[token].push_back(status);
+  };
+  std::vector<v1::CompileRequest> requests;
+  for (int i = 0; i < 2 * kQueuePerTenant + 1; ++i) {
+    requests.push_back(slow_request(absl::StrCat("queue-", i)));
+  }
+  std::vector<std::thread> callers;
+  // tenant-a fills its own queue (4), then tenant-b's calls fill the
+  // server's (6) and the rest are refused by it.
+  for (int i = 0; i < kQueuePerTenant; ++i) {
+    callers.emplace_back(compile, kTokenA, requests[i], 3);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < kQueuePerTenant; ++i) {
+    callers.emplace_back(compile, kTokenB, requests[kQueuePerTenant + i], 3);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  compile(kTokenC, requests.back(), 3);
+  for (std::thread& caller : callers) caller.join();
+
+  auto refusals = [&](const std::string& token) {
+    std::vector<std::string> out;
+    for (const grpc::Status& status : outcomes[token]) {
+      if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        out.push_back(status.error_message());
+      }
+    }
+    return out;
+  };
+  EXPECT_THAT(refusals(kTokenA), ::testing::IsEmpty());
+  // Only the server's bound refused tenant-b (its own queue had room).
+  const std::vector<std::string> refused_b = refusals(kTokenB);
+  EXPECT_GE(refused_b.size(), 1u);
+  EXPECT_LE(refused_b.size(), static_cast<size_t>(2 * kQueuePerTenant - kQueueInAll));
+  for (const std::string& message : refused_b) {
+    EXPECT_THAT(message, HasSubstr("this server's limit (--max_queued_compiles)"));
+  }
+  ASSERT_EQ(refusals(kTokenC).size(), 1u);
+  EXPECT_THAT(refusals(kTokenC)[0], HasSubstr("(--max_queued_compiles)"));
+  // A tenant at its own bound is refused by it, naming the tenant.
+  std::vector<std::thread> more;
+  for (int i = 0; i < kQueuePerTenant + 1; ++i) {
+    more.emplace_back(compile, kTokenA, slow_request(absl::StrCat("again-", i)), 2);
+  }
+  for (std::thread& caller : more) caller.join();
+  std::vector<std::string> refused_a = refusals(kTokenA);
+  ASSERT_GE(refused_a.size(), 1u);
+  EXPECT_THAT(refused_a, ::testing::Contains(AllOf(HasSubstr("tenant \"tenant-a\""),
+                                                   HasSubstr("--max_queued_compiles_per_tenant"))));
 }
 
 }  // namespace
