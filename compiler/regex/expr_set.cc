@@ -119,6 +119,15 @@ ExprSet::ExprSet() {
 }
 
 ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len) {
+  if (work_left_ != 0) {
+    const uint64_t cost = 1 + key.args.size();
+    if (cost >= work_left_) {
+      work_left_ = 0;
+      throw WorkBudgetExhausted{};
+    }
+    work_left_ -= cost;
+    work_limit_used_ += cost;
+  }
   auto [it, inserted] = interned_.try_emplace(key, static_cast<ExprId>(nodes_.size()));
   if (!inserted) return it->second;
   Node n;

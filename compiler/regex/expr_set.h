@@ -202,6 +202,23 @@ class ExprSet {
   // Approximate heap use in bytes.
   size_t MemoryBytes() const;
 
+  // ---- Work budget. ----
+  // Thrown out of whatever is building nodes (a derivative, an emptiness
+  // check) when the budget set by LimitWork runs out; thrown before the
+  // pool changes, so the pool stays consistent. Derivatives of some small
+  // patterns cost quadratic work per byte (`a?` x n then `a` x n: each
+  // derivative is a union of n suffixes, and the next one n such unions),
+  // and a single one cannot otherwise be stopped midway.
+  struct WorkBudgetExhausted {};
+  // From now on, node constructions may use `units` units of work (one per
+  // node looked up or made, plus one per argument it has); 0: no limit.
+  void LimitWork(uint64_t units) {
+    work_left_ = units;
+    work_limit_used_ = 0;
+  }
+  // Units used since the last LimitWork (0 when unlimited).
+  uint64_t work_used() const { return work_limit_used_; }
+
  private:
   static constexpr uint8_t kNullableFlag = 1;
   static constexpr uint8_t kBooleanFlag = 2;
@@ -263,6 +280,9 @@ class ExprSet {
   // Per node: 0 unknown, 1 empty, 2 non-empty.
   std::vector<uint8_t> emptiness_;
   std::vector<Fingerprint> fingerprints_;  // Per node.
+  // LimitWork's budget left (0: unlimited) and what was used of it.
+  uint64_t work_left_ = 0;
+  uint64_t work_limit_used_ = 0;
   // Containment facts (ProveWithin), by the contained expression.
   absl::flat_hash_map<ExprId, absl::InlinedVector<ExprId, 2>> within_;
   std::array<uint8_t, 256> byte_class_{};

@@ -170,6 +170,33 @@ TEST(DeepAndFlatSpecsTest, RegexNestedToTheHighestLimitCompiles) {
   EXPECT_THAT(over.status().message(), HasSubstr("max_recursion_depth"));
 }
 
+// `a?` x n then `a` x n: each derivative after the first byte is a union of
+// n suffixes, the next a union of n such unions: the first mask of n = 3,000
+// took 100 s of one step thread. Past the DFA's work limit per transition
+// the grammar fails (its status names the limit) and the mask comes at once.
+TEST(DeepAndFlatSpecsTest, SlowToMatchPatternFailsItsGrammarInsteadOfStalling) {
+  const size_t n = 3000 / kShrink;
+  auto g = CompileOnServiceStack(Regex(Repeat("a?", n) + Repeat("a", n)));
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::unique_ptr<Matcher> m = Matcher::Create(*g);
+  std::vector<uint32_t> words(((*g)->tokenizer().vocab_size() + 31) / 32);
+  RunOnThreadWithStack(kServiceStackBytes, [&] {
+    m->FillMask(words);
+    if (m->AcceptBytes("a")) m->FillMask(words);
+  });
+  EXPECT_EQ((*g)->status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT((*g)->status().message(), HasSubstr("max_transition_work"));
+
+  // Short runs of the same shape stay exact.
+  auto small = CompileOnServiceStack(Regex(Repeat("a?", 50) + Repeat("a", 50)));
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(Accepts(*small, Repeat("a", 100)));
+  EXPECT_TRUE(Accepts(*small, Repeat("a", 50)));
+  EXPECT_FALSE(Accepts(*small, Repeat("a", 49)));
+  EXPECT_FALSE(Accepts(*small, Repeat("a", 101)));
+  EXPECT_TRUE((*small)->status().ok()) << (*small)->status();
+}
+
 // ---- JSON Schema specs. ----
 
 TEST(DeepAndFlatSpecsTest, SchemaFortyKilobytePatternsCompile) {
