@@ -176,6 +176,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   AutomataLimits limits;
   limits.memory_limit_bytes = options.memory_limit_bytes;
   limits.mask_cache_bytes = options.mask_cache_bytes;
+  limits.cancelled = options.cancelled;
+  limits.deadline = deadline;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =
       CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), limits, started);
   if (!compiled.ok()) return compiled.status();

@@ -777,10 +777,19 @@ absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget,
       open(later);
   open.push({MinLength(e), 0});
   const std::vector<uint8_t> reps = class_rep_;
+  deadline = std::min(deadline, interrupt_deadline_);
   for (uint32_t expanded = 0; !open.empty(); ++expanded) {
-    if (expanded % 64 == 63 && std::chrono::steady_clock::now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "regex emptiness check ran past the time limit after ", seen.size(), " states"));
+    if (expanded % 64 == 63) {
+      if (interrupt_cancelled_ != nullptr &&
+          interrupt_cancelled_->load(std::memory_order_relaxed)) {
+        return absl::CancelledError(
+            absl::StrCat("regex emptiness check cancelled after ", seen.size(),
+                         " states: no caller waits for the compile any more"));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "regex emptiness check ran past the time limit after ", seen.size(), " states"));
+      }
     }
     const uint32_t i = open.top().second;
     open.pop();
