@@ -317,7 +317,8 @@ TEST_F(MaskctlTest, PropertyOrderAndUnknownFormatsFlags) {
         {"generate", pair, "--random", absl::StrCat("--seed=", seed), "--property_order=any",
          "--unknown_formats=ignore", "--whitespace=compact", *server_flag_});
     EXPECT_EQ(generated.exit_code, 0) << generated.err;
-    EXPECT_THAT(generated.out, MatchesRegex("(\\{\"a\":\"x\",\"b\":\"y\"\\}|\\{\"b\":\"y\",\"a\":\"x\"\\})\n"));
+    EXPECT_THAT(generated.out,
+                MatchesRegex("(\\{\"a\":\"x\",\"b\":\"y\"\\}|\\{\"b\":\"y\",\"a\":\"x\"\\})\n"));
   }
   EXPECT_EQ(RunMaskctl({"compile", schema, "--property_order=sorted", *server_flag_}).exit_code, 2);
   EXPECT_EQ(RunMaskctl({"compile", schema, "--unknown_formats=warn", *server_flag_}).exit_code, 2);
