@@ -9,10 +9,10 @@
 #                                          stripped maskd and maskctl, user 10001.
 #   localhost/maskd-tokenizer-fetcher:TAG  the chart's init container: bookworm minbase with
 #                                          nodejs and npm, scripts/fetch_tokenizers.sh.
-#   --probe                                runs the runtime image with podman (host network, the
-#                                          local tokenizer cache mounted read-only) and checks
-#                                          health, a compile and a clean SIGTERM exit
-#                                          (scripts/probe_image.sh).
+#   --probe                                runs the fetcher image into an empty directory, then
+#                                          the runtime image with podman on those tokenizers
+#                                          (read-only) and checks health, a compile, /metrics
+#                                          and a clean SIGTERM exit (scripts/probe_image.sh).
 #
 # deploy/container/Dockerfile describes the same images for a machine with a registry and a
 # Docker engine; this script is the path that works on a bare Debian host. The binaries are
@@ -80,7 +80,19 @@ base_rootfs() {
 # instructions that follow "--".
 import_image() {
   local image="$1" dir="$2"; shift 2
-  local stage
+  local stage hash
+  # Same base, same files, same settings: the image is already there (a podman import
+  # of a few hundred MiB takes minutes on a busy 2-core machine).
+  # (Sources are hashed by content and destination: the binaries sit in a fresh temp dir.)
+  hash="$( { echo "$dir"; local after=0; for arg in "$@"; do
+    if ((after)) || [[ "$arg" == -- ]]; then after=1; echo "$arg"; continue; fi
+    echo "${arg#*:} $(sha256sum <"${arg%%:*}")"; done; } | sha256sum | cut -c1-16)"
+  if [[ "$(podman image inspect --format '{{index .Labels "maskd.build-hash"}}' "$image" \
+    2>/dev/null)" == "$hash" ]]; then
+    echo "build_image: $image is up to date"
+    return
+  fi
+  set -- "$@" "LABEL=maskd.build-hash=$hash"
   stage="$(mktemp -d "$cache/stage.XXXXXX")"
   trap 'rm -rf "$stage"' RETURN
   cp -a "$dir/." "$stage/"
@@ -132,5 +144,9 @@ if ((fetcher)); then
 fi
 
 if ((probe)); then
-  "$root/scripts/probe_image.sh" "localhost/maskd:$tag"
+  if ((fetcher)); then
+    "$root/scripts/probe_image.sh" "localhost/maskd:$tag" "localhost/maskd-tokenizer-fetcher:$tag"
+  else
+    "$root/scripts/probe_image.sh" "localhost/maskd:$tag"
+  fi
 fi
