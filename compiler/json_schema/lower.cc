@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/any_order_members.h"
+#include "compiler/json_schema/finite_domain.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -56,6 +57,7 @@ class Lowering {
         pool_(*ir_.pool),
         builder_(ir_.builder),
         first_nonterminal_(builder_.num_nonterminals()) {
+    for (const SchemaNode& n : schema_.nodes) array_frames_ = array_frames_ || n.unique_items;
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -173,6 +175,10 @@ class Lowering {
     LexemeRole role = LexemeRole::kNone;
     if (options_.any_order_properties && text == "{") role = LexemeRole::kOpenObject;
     if (options_.any_order_properties && text == "}") role = LexemeRole::kCloseObject;
+    // uniqueItems over finite scalar domains: every array is a frame too, so
+    // that an item value is unique per array (UniqueScalarArray).
+    if (array_frames_ && text == "[") role = LexemeRole::kOpenObject;
+    if (array_frames_ && text == "]") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
     return *Token(pool_.Literal(text), text, /*literal=*/true, role);
   }
@@ -613,17 +619,92 @@ class Lowering {
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
     if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
-      return Unsupported("uniqueItems", node);
+      return UniqueScalarArray(node, nt);
     }
+    return ArrayOf(
+        node, nt,
+        [&](uint64_t i) {
+          return Value(i < node.prefix_items.size() ? node.prefix_items[i] : node.items);
+        },
+        node.max_items);
+  }
+
+  // uniqueItems where the items are a finite set of n scalars: each value is
+  // one lexeme with LexemeRole::kUniqueKey, which the parser admits at most
+  // once per array frame (`[` and `]` open and close frames, see Literal),
+  // and the array holds at most n items, so every frame can always be
+  // completed without a repeat (the parser's contract). Strings, numbers and
+  // objects from infinite domains would need a runtime check in the matcher:
+  // refused by name.
+  absl::Status UniqueScalarArray(const SchemaNode& node, NonterminalId nt) {
+    if (!node.prefix_items.empty()) {
+      return Unsupported("uniqueItems beside prefixItems (or array-form items)", node);
+    }
+    std::optional<std::vector<JsonValue>> domain = FiniteScalarDomain(schema_, node.items);
+    if (!domain) {
+      return Unsupported(
+          "uniqueItems over items that are not a finite set of scalars (enum/const of strings, "
+          "numbers, booleans, null)",
+          node);
+    }
+    uint64_t max = domain->size();
+    if (node.max_items) max = std::min<uint64_t>(max, *node.max_items);
+    if (node.min_items > max) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    const NonterminalId item = builder_.FreshNonterminal("unique_item" + node.pointer);
+    for (const JsonValue& v : *domain) {
+      absl::StatusOr<Symbol> lexeme = UniqueScalar(v);
+      if (!lexeme.ok()) return lexeme.status();
+      Rule(item, {*lexeme});
+    }
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, max);
+  }
+
+  // Scalar `v` in every spelling of its value, as a unique-key lexeme named
+  // by its canonical value (the parser's key group).
+  absl::StatusOr<Symbol> UniqueScalar(const JsonValue& v) {
+    ExprId token = ExprSet::kNothing;
+    switch (v.kind()) {
+      case JsonValue::Kind::kNull:
+        token = pool_.Literal("null");
+        break;
+      case JsonValue::Kind::kBoolean:
+        token = pool_.Literal(v.boolean() ? "true" : "false");
+        break;
+      case JsonValue::Kind::kString:
+        token = pool_.Literal(JsonQuoteLiteral(v.string()));
+        break;
+      case JsonValue::Kind::kNumber: {
+        NumericBound bound{v.number(), false};
+        absl::StatusOr<std::string> re = NumberRangeRegex(bound, bound);
+        if (!re.ok()) return re.status();
+        absl::StatusOr<ExprId> parsed = ParseRegex(*re, regex::MatchMode::kFullMatch);
+        if (!parsed.ok()) return parsed.status();
+        token = *parsed;
+        break;
+      }
+      default:
+        return absl::InternalError("UniqueScalar on a non-scalar value");
+    }
+    return Token(token, "item " + v.CanonicalKey(), v.kind() != JsonValue::Kind::kNumber,
+                 LexemeRole::kUniqueKey);
+  }
+
+  // `[` items `]` with item i from item_nt(i), min_items of them at least,
+  // max of them at most (nullopt: no bound).
+  template <typename ItemNt>
+  absl::Status ArrayOf(const SchemaNode& node, NonterminalId nt, ItemNt&& item_nt,
+                       std::optional<uint64_t> max_items) {
     const uint64_t p = node.prefix_items.size();
     const uint64_t m = node.min_items;
     const uint64_t k = std::max<uint64_t>(p, m);
-    auto item = [&](uint64_t i) {
-      return Symbol::Nonterminal(Value(i < p ? node.prefix_items[i] : node.items));
-    };
+    auto item = [&](uint64_t i) { return Symbol::Nonterminal(item_nt(i)); };
     // after[i] = the rest of the array once i items are written: "]" when i
     // is enough, or "," and item i. Without maxItems the last state loops.
-    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    const uint64_t last = max_items ? *max_items : std::max<uint64_t>(k, 1);
     if (last > options_.max_nonterminals) {
       return AtNode(absl::ResourceExhaustedError(
                         absl::StrCat("array bounds need ", last, " grammar states", At(node))),
@@ -633,13 +714,13 @@ class Lowering {
     for (uint64_t i = 1; i <= last; ++i) after[i] = builder_.FreshNonterminal("items");
     for (uint64_t i = 1; i <= last; ++i) {
       if (i >= m) Rule(after[i], {Literal("]")});
-      if (!node.max_items || i < *node.max_items) {
+      if (!max_items || i < *max_items) {
         const NonterminalId next = i == last ? after[i] : after[i + 1];
         Rule(after[i], {Literal(","), item(i), Symbol::Nonterminal(next)});
       }
     }
     if (m == 0) Rule(nt, {Literal("["), Literal("]")});
-    if (!node.max_items || *node.max_items >= 1) {
+    if (!max_items || *max_items >= 1) {
       Rule(nt, {Literal("["), item(0), Symbol::Nonterminal(after[1])});
     }
     return absl::OkStatus();
@@ -907,6 +988,8 @@ class Lowering {
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
   const size_t first_nonterminal_;
+  // Some array has uniqueItems: `[` and `]` carry frame roles (Literal).
+  bool array_frames_ = false;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;
