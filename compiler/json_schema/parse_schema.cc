@@ -315,16 +315,17 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
   simdjson::dom::object obj(e);
   std::string new_base = base;
   std::string_view id;
-  bool has_id = obj["$id"].get(id) == simdjson::SUCCESS;
-  if (!has_id && schema_.draft == Draft::kDraft4) has_id = obj["id"].get(id) == simdjson::SUCCESS;
-  if (has_id && schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS) {
-    // Before 2019-09 every keyword beside $ref is ignored, $id included: it
-    // neither changes the base URI (the $ref resolves against the enclosing
-    // one) nor names a resource.
-    has_id = false;
-  }
+  // Draft 4 spells the keyword `id`; there `$id` is an unknown keyword and
+  // names nothing (and from draft 6 on `id` is the unknown one).
+  const bool has_id =
+      obj[schema_.draft == Draft::kDraft4 ? "id" : "$id"].get(id) == simdjson::SUCCESS;
+  // Before 2019-09 every keyword beside $ref is ignored, $id included: it
+  // neither changes the base URI (the $ref resolves against the enclosing
+  // one) nor names a resource.
+  const bool id_counts =
+      has_id && !(schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS);
   std::string base_no_fragment, unused;
-  if (has_id) {
+  if (id_counts) {
     std::string resolved = ResolveUri(base, id);
     std::string fragment;
     SplitFragment(resolved, &base_no_fragment, &fragment);
@@ -715,6 +716,15 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   }
   if (key == "items") {
     if (v.type() == element_type::ARRAY) {  // Before 2020-12: prefixItems.
+      // 2020-12 made `items` one schema (the list is prefixItems): a schema
+      // declaring 2020-12 with a list is invalid, not a tuple. Without a
+      // `$schema` the list keeps its draft-7 meaning (how such schemas are
+      // written).
+      if (draft_declared_ && schema_.draft == Draft::kDraft2020_12) {
+        return Malformed(ptr, key,
+                         "must be a schema under draft 2020-12 (a list of schemas is "
+                         "\"prefixItems\" there)");
+      }
       absl::StatusOr<std::vector<NodeId>> list = SchemaList(v, ptr, key);
       if (!list.ok() && simdjson::dom::array(v).size() == 0) list = std::vector<NodeId>();
       if (!list.ok()) return list.status();
