@@ -374,34 +374,30 @@ class Lowering {
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
     const bool integers_only = !(node.types & kFractionType);
     const bool fractions_only = !(node.types & kIntegerType);
+    auto at_node = [&](const absl::Status& status) {
+      return AtNode(absl::Status(status.code(), absl::StrCat(status.message(), At(node))), node);
+    };
     absl::StatusOr<std::string> re;
-    std::optional<std::string> decimal_places;
-    if (fractions_only) {
-      if (!node.multiple_of.empty()) return Unsupported("multipleOf on non-integers", node);
-      re = NumberRangeRegex(node.minimum, node.maximum);
-    } else if (node.multiple_of.empty()) {
+    // Each multipleOf as MultipleOfRegex, intersected with the range below
+    // (unless IntegerMultipleOfRegex listed the multiples already).
+    std::vector<std::string> multiples;
+    bool multiples_listed = false;
+    if (node.multiple_of.size() == 1 && integers_only) {
+      // Listing the multiples of a bounded range (or the last digits of an
+      // unbounded one) is cheaper to compile than an intersection.
+      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
+      multiples_listed = re.ok() || re.status().code() != absl::StatusCode::kUnimplemented;
+    }
+    if (!multiples_listed) {
       re = integers_only ? IntegerRangeRegex(node.minimum, node.maximum)
                          : NumberRangeRegex(node.minimum, node.maximum);
-    } else if (node.multiple_of.size() == 1 && integers_only) {
-      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
-    } else if (node.multiple_of.size() == 1 && node.multiple_of[0].digits() == "1" &&
-               node.multiple_of[0].exponent() < 0) {
-      // multipleOf 10^-k: at most k decimals, intersected with the range below.
-      re = NumberRangeRegex(node.minimum, node.maximum);
-      absl::StatusOr<std::string> places =
-          DecimalPlacesRegex(static_cast<int>(-node.multiple_of[0].exponent()));
-      if (!places.ok()) {
-        return AtNode(
-            absl::Status(places.status().code(), absl::StrCat(places.status().message(), At(node))),
-            node);
+      for (const Decimal& d : node.multiple_of) {
+        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        if (!m.ok()) return at_node(m.status());
+        multiples.push_back(*std::move(m));
       }
-      decimal_places = *places;
-    } else {
-      return Unsupported(integers_only ? "several multipleOf" : "multipleOf on numbers", node);
     }
-    if (!re.ok())
-      return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
-                    node);
+    if (!re.ok()) return at_node(re.status());
     // From draft 6 on, JSON Schema compares by value: 6.0 is an integer and
     // a multiple of 3. A writer spells an integer-valued float as `6.0` (and,
     // past 1e16, `1e+16`), so the integer digits may be followed by `.0+`.
@@ -411,15 +407,29 @@ class Lowering {
     if (float_spellings) *re = absl::StrCat("(?:", *re, ")(?:\\.0+)?");
     absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
-    if (float_spellings && node.multiple_of.empty()) {
+    if (float_spellings) {
       absl::StatusOr<ExprId> large = LargeIntegers(node);
       if (!large.ok()) return large.status();
+      const Decimal& d = multiples_listed ? node.multiple_of[0] : Decimal();
+      // multipleOf 1 (or 0.1, ...) admits every integer: no intersection.
+      if (multiples_listed && !(d.digits() == "1" && d.exponent() <= 0)) {
+        // The listed multiples are fixed notation: `2e+16` needs the
+        // exponent spellings of the multiples.
+        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        if (m.ok()) {
+          absl::StatusOr<ExprId> parsed = ParseRegex(*m, regex::MatchMode::kFullMatch);
+          if (!parsed.ok()) return parsed.status();
+          *large = pool_.And(*large, *parsed);
+        } else if (*large != ExprSet::kNothing) {
+          return at_node(m.status());
+        }
+      }
       *numbers = pool_.Or(*numbers, *large);
     }
-    if (decimal_places) {
-      absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
-      if (!places.ok()) return places.status();
-      *numbers = pool_.And(*numbers, *places);
+    for (const std::string& m : multiples) {
+      absl::StatusOr<ExprId> parsed = ParseRegex(m, regex::MatchMode::kFullMatch);
+      if (!parsed.ok()) return parsed.status();
+      *numbers = pool_.And(*numbers, *parsed);
     }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
