@@ -651,10 +651,11 @@ class Lowering {
       return Unsupported("uniqueItems beside prefixItems (or array-form items)", node);
     }
     std::optional<std::vector<JsonValue>> domain = FiniteScalarDomain(schema_, node.items);
+    if (!domain && OpenString(node.items)) return UniqueStringArray(node, nt);
     if (!domain) {
       return Unsupported(
-          "uniqueItems over items that are not a finite set of scalars (enum/const of strings, "
-          "numbers, booleans, null)",
+          "uniqueItems over items that are neither a finite set of scalars (enum/const of "
+          "strings, numbers, booleans, null) nor strings without maxLength, pattern or format",
           node);
     }
     uint64_t max = domain->size();
@@ -671,6 +672,36 @@ class Lowering {
     }
     return ArrayOf(
         node, nt, [&](uint64_t) { return item; }, max);
+  }
+
+  // A string node every prefix of whose values extends to infinitely many
+  // values (no maxLength, pattern, format or enum): a repeated item can then
+  // always be avoided by writing on, so refusing only the byte that would
+  // complete a repeat keeps every mask exact.
+  bool OpenString(NodeId id) const {
+    if (id == kTrueNode || id == kFalseNode) return false;
+    const SchemaNode& n = schema_.node(id);
+    return n.types == kStringType && !n.enum_values && !n.max_length && n.patterns.empty() &&
+           n.not_patterns.empty() && !n.format && n.unsupported.empty() && n.all_of.empty() &&
+           n.any_of.empty() && n.one_of.empty() && n.not_schema == kNoNode &&
+           n.if_schema == kNoNode;
+  }
+
+  // uniqueItems over open strings: the item is one lexeme with
+  // LexemeRole::kDistinctValue, and the matcher refuses the closing quote
+  // of a string the array already holds (strings have one spelling each,
+  // json_string.h, so equal bytes are equal values).
+  absl::Status UniqueStringArray(const SchemaNode& node, NonterminalId nt) {
+    const SchemaNode& items = schema_.node(node.items);
+    absl::StatusOr<ExprId> decoded = StringLanguage(items);
+    if (!decoded.ok()) return decoded.status();
+    absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "distinct string" + items.pointer,
+                                          /*literal=*/false, LexemeRole::kDistinctValue);
+    if (!string.ok()) return string.status();
+    const NonterminalId item = builder_.FreshNonterminal("distinct_item" + node.pointer);
+    Rule(item, {*string});
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, node.max_items);
   }
 
   // Scalar `v` in every spelling of its value, as a unique-key lexeme named

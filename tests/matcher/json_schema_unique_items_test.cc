@@ -28,7 +28,7 @@ std::shared_ptr<testing::SmallVocabTokenizer> Vocab() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
   for (const char* t : {"\"a\"", "\"a\",", ",\"", "\"]", "\",\"", "[\"", "true,", "null]", "\"b",
-                        "a\",\"b\"", "],[", "[[", "]]"}) {
+                        "a\",\"b\"", "],[", "[[", "]]", "\"a\",\"a\"", "a\"", "\\\"", "b\\\"\""}) {
     vocab.push_back(t);
   }
   static auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "unique-items-bytes");
@@ -213,7 +213,9 @@ TEST(JsonSchemaUniqueItemsTest, MinItemsBeyondTheDomain) {
 // have: refused, naming the keyword and the array's pointer.
 TEST(JsonSchemaUniqueItemsTest, InfiniteDomainsAreRefusedByName) {
   for (const char* schema : {
-           R"({"properties": {"tags": {"type": "array", "items": {"type": "string"},
+           R"({"properties": {"tags": {"type": "array", "items": {"type": "string",
+               "maxLength": 3}, "uniqueItems": true}}})",
+           R"({"properties": {"tags": {"type": "array", "items": {"type": "integer"},
                "uniqueItems": true}}})",
            R"({"properties": {"tags": {"type": "array", "uniqueItems": true}}})",
            R"({"properties": {"tags": {"type": "array", "items": {"enum": [{"a": 1}, 2]},
@@ -227,6 +229,154 @@ TEST(JsonSchemaUniqueItemsTest, InfiniteDomainsAreRefusedByName) {
     EXPECT_THAT(g.status().message(), HasSubstr("uniqueItems")) << schema;
     EXPECT_THAT(g.status().message(), HasSubstr("/properties/tags")) << schema;
   }
+}
+
+// Open strings (no maxLength, pattern, format): the matcher refuses the
+// byte that closes a string the array already holds.
+const char* kStringSchema =
+    R"({"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3})";
+
+// Whether `text` (compact) is a prefix of some array of at most 3 distinct
+// canonical strings, for texts over [ ] , " a b \ (where `\` escapes only
+// `"`, `\` and `b`): every open string can be finished with a fresh value,
+// so a prefix dies only by bad syntax, a 4th item or a closed repeat.
+bool ViableStringArrayPrefix(const std::string& text, bool* complete) {
+  enum { kStart, kOpen, kItemStart, kInString, kEscape, kAfterItem, kEnd } state = kStart;
+  std::set<std::string> closed;
+  std::string current;
+  size_t items = 0;
+  for (char c : text) {
+    switch (state) {
+      case kStart:
+        if (c != '[') return false;
+        state = kOpen;
+        break;
+      case kOpen:
+      case kItemStart:
+        if (c == ']' && state == kOpen) {
+          state = kEnd;
+        } else if (c == '"' && items < 3) {
+          state = kInString;
+          current.clear();
+          ++items;
+        } else {
+          return false;
+        }
+        break;
+      case kInString:
+        if (c == '"') {
+          if (!closed.insert(current).second) return false;
+          state = kAfterItem;
+        } else {
+          current += c;
+          if (c == '\\') state = kEscape;
+        }
+        break;
+      case kEscape:
+        if (c != '"' && c != '\\' && c != 'b') return false;
+        current += c;
+        state = kInString;
+        break;
+      case kAfterItem:
+        if (c == ',' && items < 3) {
+          state = kItemStart;
+        } else if (c == ']') {
+          state = kEnd;
+        } else {
+          return false;
+        }
+        break;
+      case kEnd:
+        return false;
+    }
+  }
+  *complete = state == kEnd;
+  return true;
+}
+
+TEST(JsonSchemaUniqueItemsTest, OpenStringsNeverRepeat) {
+  ExpectExact(kStringSchema,
+              {"\"a\"", "\"b\"", "\"ab\"", "\"\"", "\"\\\"\"", "\"\\\\\"", "\"\\b\"", "\"a\\\"\""},
+              3, /*finite=*/false);
+  auto g = Compile(kStringSchema, WhitespaceMode::kCompact);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tokenizer& tok = (*g)->tokenizer();
+  // Every valid document over the alphabet of at most 2 items of length <= 2.
+  std::vector<std::string> docs;
+  const std::vector<std::string> atoms = {"\"a\"", "\"b\"",    "\"ab\"",
+                                          "\"\"",  "\"\\\"\"", "\"\\b\""};
+  for (const std::vector<std::string>& c : Arrays(atoms, 3)) {
+    bool complete = false;
+    if (ViableStringArrayPrefix(Text(c, ","), &complete) && complete) docs.push_back(Text(c, ","));
+  }
+  std::set<std::string> checked;
+  int refused_repeats = 0;
+  for (const std::string& doc : docs) {
+    auto m = Matcher::Create(*g);
+    for (size_t i = 0; i <= doc.size(); ++i) {
+      const std::string prefix = doc.substr(0, i);
+      if (checked.insert(prefix).second) {
+        std::vector<uint32_t> words((tok.vocab_size() + 31) / 32);
+        m->FillMask(words);
+        for (TokenId t = 0; t < tok.vocab_size(); ++t) {
+          const bool got = (words[t / 32] >> (t % 32)) & 1;
+          bool complete = false;
+          if (tok.is_special(t)) {
+            ASSERT_TRUE(ViableStringArrayPrefix(prefix, &complete));
+            ASSERT_EQ(got, complete) << "EOS after " << prefix;
+            continue;
+          }
+          const std::string bytes(tok.token_bytes(t));
+          if (bytes.find_first_not_of("[],\"ab\\") != std::string::npos) continue;
+          const bool want = ViableStringArrayPrefix(prefix + bytes, &complete);
+          refused_repeats += !want && ViableStringArrayPrefix(prefix, &complete) &&
+                             bytes.find('"') != std::string::npos;
+          ASSERT_EQ(got, want) << "after " << prefix << " token " << bytes;
+        }
+      }
+      if (i < doc.size()) {
+        ASSERT_TRUE(m->AcceptBytes(doc.substr(i, 1))) << doc;
+      }
+    }
+  }
+  EXPECT_GT(docs.size(), 50u);
+  EXPECT_GT(refused_repeats, 0);
+}
+
+// Each array keeps its own strings (nested arrays, arrays in any-order
+// objects); a rollback forgets the items it undoes.
+TEST(JsonSchemaUniqueItemsTest, OpenStringsPerArrayAndRollback) {
+  ExpectExact(R"({"type": "array", "maxItems": 3,
+      "items": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}})",
+              {"[]", "[\"a\"]", "[\"b\"]", "[\"a\",\"b\"]", "[\"a\",\"a\"]"}, 3,
+              /*finite=*/false);
+  // A repeat is fine in the branch that allows it (the parser drops only
+  // the distinct-value lexeme when the string ends).
+  ExpectExact(R"({"anyOf": [
+      {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+      {"type": "array", "items": {"const": "a"}}]})",
+              {"\"a\"", "\"b\"", "\"ab\""}, 3, /*finite=*/false);
+  auto obj = Compile(R"({"type": "object", "properties": {
+      "x": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+      "y": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}}})",
+                     WhitespaceMode::kBounded, /*any_order=*/true);
+  ASSERT_TRUE(obj.ok()) << obj.status();
+  EXPECT_TRUE(Accepts(*obj, R"({"y": ["q", "r"], "x": ["q", "r"]})"));
+  EXPECT_FALSE(Accepts(*obj, R"({"y": ["q"], "x": ["r", "r"]})"));
+  EXPECT_FALSE(Accepts(*obj, R"({"x": ["q", "r", "q"]})"));
+
+  auto g = Compile(kStringSchema, WhitespaceMode::kCompact);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto m = Matcher::Create(*g);
+  ASSERT_TRUE(m->AcceptBytes("[\"a\","));
+  EXPECT_FALSE(m->Clone()->AcceptBytes("\"a\""));
+  ASSERT_TRUE(m->AcceptBytes("\"b\""));
+  EXPECT_FALSE(m->Clone()->AcceptBytes(",\"b\""));
+  EXPECT_FALSE(m->Clone()->AcceptBytes(",\"a\""));
+  ASSERT_TRUE(m->Rollback(1).ok());  // Undo "b".
+  ASSERT_TRUE(m->AcceptBytes("\"c\""));
+  EXPECT_TRUE(m->Clone()->AcceptBytes(",\"b\"]"));
+  EXPECT_FALSE(m->Clone()->AcceptBytes(",\"c\""));
 }
 
 }  // namespace
