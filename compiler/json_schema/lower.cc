@@ -215,7 +215,9 @@ class Lowering {
     if (!node.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", node);
     if (node.not_schema != kNoNode) return Unsupported("\"not\"", node);
     if (node.if_schema != kNoNode) return Unsupported("if/then/else", node);
-    if (node.contains != kNoNode) return Unsupported("\"contains\"", node);
+    if (node.contains != kNoNode && node.contains_match == kNoNode && (node.types & kArrayType)) {
+      return Unsupported("\"contains\"", node);
+    }
     if (!node.dependent_required.empty()) return Unsupported("\"dependentRequired\"", node);
     if (!node.one_of.empty() && !node.one_of_disjoint) {
       return Unsupported("oneOf whose branches may overlap", node);
@@ -628,6 +630,7 @@ class Lowering {
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
+    if (node.contains != kNoNode) return ContainsArray(node, nt);
     if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
       return UniqueScalarArray(node, nt);
     }
@@ -637,6 +640,84 @@ class Lowering {
           return Value(i < node.prefix_items.size() ? node.prefix_items[i] : node.items);
         },
         node.max_items);
+  }
+
+  // contains/minContains/maxContains: each item is either a match (items
+  // AND contains) or a miss (items AND NOT contains, normalization's
+  // contains_match/contains_miss: disjoint, so the count is exact); states
+  // count items written and matches (up to maxContains, or saturating at
+  // minContains without one).
+  absl::Status ContainsArray(const SchemaNode& node, NonterminalId nt) {
+    if (!node.prefix_items.empty()) {
+      return Unsupported("\"contains\" beside prefixItems (or array-form items)", node);
+    }
+    if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
+      return Unsupported("\"contains\" beside uniqueItems", node);
+    }
+    const uint64_t min_items = node.min_items;
+    const uint64_t min_c = node.min_contains;
+    if (node.max_contains && *node.max_contains < min_c) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    const uint64_t top = node.max_contains ? *node.max_contains : min_c;
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(min_items, 1);
+    if (last == 0) {
+      if (min_c == 0)
+        Rule(nt, {Literal("["), Literal("]")});
+      else
+        Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    if ((last + 1) * (top + 1) > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat("array bounds with contains need ",
+                                                              (last + 1) * (top + 1),
+                                                              " grammar states", At(node))),
+                    node);
+    }
+    const Symbol match = Symbol::Nonterminal(Value(node.contains_match));
+    const Symbol miss = Symbol::Nonterminal(Value(node.contains_miss));
+    // state[i][c]: i items written (1..last, looping at last without
+    // maxItems), c matches among them (0..top).
+    std::vector<std::vector<NonterminalId>> state(last + 1, std::vector<NonterminalId>(top + 1));
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint64_t c = 0; c <= top; ++c) state[i][c] = builder_.FreshNonterminal("contains_items");
+    }
+    // The state after one more item, matching or not; nullopt past maxContains.
+    auto next = [&](uint64_t i, uint64_t c, bool matched) -> std::optional<NonterminalId> {
+      uint64_t c2 = c + (matched ? 1 : 0);
+      if (c2 > top) {
+        if (node.max_contains) return std::nullopt;
+        c2 = top;  // Saturated: minContains is met.
+      }
+      return state[std::min(i + 1, last)][c2];
+    };
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint64_t c = 0; c <= top; ++c) {
+        bool any = false;
+        if (i >= min_items && c >= min_c) {
+          Rule(state[i][c], {Literal("]")});
+          any = true;
+        }
+        for (bool matched : {true, false}) {
+          if (node.max_items && i >= *node.max_items) break;
+          if (std::optional<NonterminalId> to = next(i, c, matched)) {
+            Rule(state[i][c], {Literal(","), matched ? match : miss, Symbol::Nonterminal(*to)});
+            any = true;
+          }
+        }
+        // A dead end (too few matches left to reach minContains).
+        if (!any) Rule(state[i][c], {Symbol::Nonterminal(nothing_)});
+      }
+    }
+    if (min_items == 0 && min_c == 0) Rule(nt, {Literal("["), Literal("]")});
+    for (bool matched : {true, false}) {
+      const uint64_t c = matched ? 1 : 0;
+      if (c > top && node.max_contains) continue;
+      Rule(nt,
+           {Literal("["), matched ? match : miss, Symbol::Nonterminal(state[1][std::min(c, top)])});
+    }
+    return absl::OkStatus();
   }
 
   // uniqueItems where the items are a finite set of n scalars: each value is

@@ -1,4 +1,4 @@
-// uniqueItems over finite scalar item domains, checked by brute force: every
+// uniqueItems and contains/minContains/maxContains, checked by brute force: every
 // array of a few items over a small set of atoms (repeats included) must be
 // accepted iff the reference validator accepts it, and after every prefix of
 // every valid document the mask must hold exactly the tokens some valid
@@ -377,6 +377,42 @@ TEST(JsonSchemaUniqueItemsTest, OpenStringsPerArrayAndRollback) {
   ASSERT_TRUE(m->AcceptBytes("\"c\""));
   EXPECT_TRUE(m->Clone()->AcceptBytes(",\"b\"]"));
   EXPECT_FALSE(m->Clone()->AcceptBytes(",\"c\""));
+}
+
+// contains counts items matching it: exact where `contains` has a
+// complement (normalization splits items into match and miss).
+TEST(JsonSchemaContainsTest, CountsMatchingItems) {
+  ExpectExact(R"({"type": "array", "items": {"enum": ["a", "b", true]},
+      "contains": {"const": "a"}, "maxItems": 3})",
+              kAtoms, 3, /*finite=*/true);
+  ExpectExact(R"({"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "array",
+      "items": {"enum": ["a", "b", "c"]}, "contains": {"enum": ["a", "b"]},
+      "minContains": 2, "maxContains": 2, "maxItems": 4})",
+              kAtoms, 4, /*finite=*/true);
+  ExpectExact(R"({"type": "array", "items": {"enum": ["a", "b", null]},
+      "contains": {"type": "string"}, "minContains": 0, "maxContains": 1, "maxItems": 3})",
+              kAtoms, 3, /*finite=*/true);
+  ExpectExact(R"({"type": "array", "contains": {"type": ["boolean", "null"]}, "minContains": 2})",
+              kAtoms, 3, /*finite=*/false);
+  ExpectExact(R"({"type": "array", "contains": {"const": "a"}, "minItems": 2})", kAtoms, 3,
+              /*finite=*/false);
+}
+
+// Draft 6/7 `contains`: at least one item matches.
+TEST(JsonSchemaContainsTest, Draft7ContainsIsAtLeastOne) {
+  ExpectExact(R"({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
+      "items": {"enum": ["a", "b"]}, "contains": {"const": "b"}, "maxItems": 3})",
+              kAtoms, 3, /*finite=*/true);
+}
+
+TEST(JsonSchemaContainsTest, WithoutAComplementRefusedByName) {
+  auto g = Compile(R"({"properties": {"l": {"type": "array",
+      "contains": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}}}})",
+                   WhitespaceMode::kBounded);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("contains"));
+  EXPECT_THAT(g.status().message(), HasSubstr("/properties/l"));
 }
 
 }  // namespace
