@@ -88,7 +88,7 @@ const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
       {"contentSchema", KeywordClass::kAnnotation},
       // Validation keywords we cannot honour: ignoring them would widen.
       {"unevaluatedProperties", KeywordClass::kUnsupported},
-      {"unevaluatedItems", KeywordClass::kUnsupported},
+      {"unevaluatedItems", KeywordClass::kHandled},
       {"$dynamicRef", KeywordClass::kUnsupported},
       {"$recursiveRef", KeywordClass::kUnsupported},
   };
@@ -264,6 +264,31 @@ class Parser {
   absl::Status Fill(const Pending& p);
   absl::Status Keyword(std::string_view key, element v, const std::string& ptr, SchemaNode* node);
 
+  // unevaluatedItems where the schema object alone decides which items are
+  // evaluated: none of its in-place applicators can evaluate items.
+  absl::Status UnevaluatedItems(simdjson::dom::object obj, const std::string& ptr,
+                                SchemaNode* node) {
+    for (const char* applicator : {"allOf", "anyOf", "oneOf", "if", "then", "else", "$ref",
+                                   "$dynamicRef", "$recursiveRef", "contains"}) {
+      if (obj[applicator].error() == simdjson::SUCCESS) {
+        const std::string at = Child(ptr, "unevaluatedItems");
+        return WithJsonPointer(
+            absl::UnimplementedError(absl::StrCat(
+                "\"unevaluatedItems\" beside \"", applicator,
+                "\" (items evaluated by in-place applicators are not resolved) at ", at)),
+            at);
+      }
+    }
+    // `items` (or a tuple with additionalItems) evaluates every item.
+    if (bounds_.items_schema || (bounds_.items_is_list && bounds_.additional_items)) {
+      return absl::OkStatus();
+    }
+    absl::StatusOr<NodeId> id = NodeFor(*bounds_.unevaluated_items, Child(ptr, "unevaluatedItems"));
+    if (!id.ok()) return id.status();
+    node->items = *id;  // The items after prefixItems.
+    return absl::OkStatus();
+  }
+
   absl::Status Malformed(const std::string& ptr, std::string_view key, std::string_view what) {
     const std::string at = Child(ptr, key);
     return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat("\"", AsString(key), "\" ",
@@ -299,6 +324,8 @@ class Parser {
     std::optional<Decimal> minimum, maximum, exclusive_minimum, exclusive_maximum;
     bool minimum_is_exclusive = false, maximum_is_exclusive = false;
     bool items_is_list = false;
+    bool items_schema = false;  // `items` as one schema: every item is evaluated.
+    std::optional<element> unevaluated_items;
     std::optional<element> additional_items;
     std::optional<std::vector<JsonValue>> enum_values;
     std::optional<JsonValue> const_value;
@@ -543,6 +570,9 @@ absl::Status Parser::Fill(const Pending& p) {
     if (!id.ok()) return id.status();
     node.items = *id;
   }
+  if (bounds_.unevaluated_items) {
+    if (absl::Status st = UnevaluatedItems(obj, p.pointer, &node); !st.ok()) return st;
+  }
   if (bounds_.enum_values || bounds_.const_value) {
     std::vector<JsonValue> values;
     if (bounds_.enum_values) values = *bounds_.enum_values;
@@ -735,6 +765,11 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     absl::StatusOr<NodeId> id = schema_at(v, here);
     if (!id.ok()) return id.status();
     node->items = *id;
+    bounds_.items_schema = true;
+    return absl::OkStatus();
+  }
+  if (key == "unevaluatedItems") {
+    bounds_.unevaluated_items = v;
     return absl::OkStatus();
   }
   if (key == "prefixItems") {

@@ -230,5 +230,20 @@ TEST(JsonSchemaExactnessTest, Draft4DollarIdNamesNothing) {
                 {R"({"p":{"q":"s"}})"}}});
 }
 
+// unevaluatedItems is resolved where the schema object alone decides which
+// items are evaluated (dialect_cases.jsonl checks those against
+// python3-jsonschema); beside in-place applicators it is refused by name.
+TEST(JsonSchemaExactnessTest, UnevaluatedItemsBesideApplicatorsIsRefusedByName) {
+  auto g = Compile(R"({"properties": {"l": {"allOf": [{"prefixItems": [{"type": "string"}]}],
+                       "unevaluatedItems": false}}})");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("unevaluatedItems"));
+  EXPECT_THAT(g.status().message(), HasSubstr("/properties/l/unevaluatedItems"));
+  ExpectCases({{R"({"prefixItems": [{"type": "string"}], "unevaluatedItems": {"type": "integer"}})",
+                {R"(["a", 1, 2])", "[]"},
+                {R"(["a", "b"])", "[1]"}}});
+}
+
 }  // namespace
 }  // namespace maskd
