@@ -57,6 +57,14 @@ bool ValidateNode(const Schema& schema, const SchemaNode& n, const JsonValue& v,
       if (!matched && !ok(n.additional_properties, value)) return false;
       if (!ok(n.property_names, JsonValue::String(key))) return false;
     }
+    // Normalized complements: some member with a key in K and a value in V.
+    for (const SchemaNode::SomeMember& m : n.some_members) {
+      bool found = false;
+      for (const auto& [key, value] : v.members()) {
+        found = found || (ok(m.key, JsonValue::String(key)) && ok(m.value, value));
+      }
+      if (!found) return false;
+    }
     for (const auto& [key, deps] : n.dependent_required) {
       bool present = false;
       for (const auto& m : v.members()) present = present || m.first == key;
