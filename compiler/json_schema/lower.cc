@@ -615,6 +615,7 @@ class Lowering {
     if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
       return Unsupported("uniqueItems", node);
     }
+    if (!node.some_items.empty()) return ArrayWithSomeItems(node, nt);
     const uint64_t p = node.prefix_items.size();
     const uint64_t m = node.min_items;
     const uint64_t k = std::max<uint64_t>(p, m);
@@ -641,6 +642,88 @@ class Lowering {
     if (m == 0) Rule(nt, {Literal("["), Literal("]")});
     if (!node.max_items || *node.max_items >= 1) {
       Rule(nt, {Literal("["), item(0), Symbol::Nonterminal(after[1])});
+    }
+    return absl::OkStatus();
+  }
+
+  // An array that must hold, for each some_items entry, an item at its
+  // index or later matching its value: Array's states, each also carrying
+  // the set f of entries satisfied so far ("]" needs all). An item may
+  // satisfy several entries at once (the normalizer's conjunctions).
+  absl::Status ArrayWithSomeItems(const SchemaNode& node, NonterminalId nt) {
+    const size_t w = node.some_items.size();
+    if (w > kMaxSomeMembers) {
+      return Unsupported(absl::StrCat("an array that must have ", w,
+                                      " kinds of violating items at once (complements of items; "
+                                      "at most ",
+                                      kMaxSomeMembers, ")"),
+                         node);
+    }
+    const uint64_t p = node.prefix_items.size();
+    const uint64_t m = node.min_items;
+    const uint64_t k = std::max<uint64_t>(p, m);
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    const uint32_t flags = uint32_t{1} << w;
+    const uint32_t all = flags - 1;
+    if ((last + 1) * flags > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat(
+                        "array bounds need ", (last + 1) * flags, " grammar states", At(node))),
+                    node);
+    }
+    // The ways item i may be written: (symbol, entries it satisfies).
+    auto variants = [&](uint64_t i) -> absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> {
+      const NodeId schema = i < p ? node.prefix_items[i] : node.items;
+      std::vector<std::pair<Symbol, uint32_t>> out = {{Symbol::Nonterminal(Value(schema)), 0}};
+      uint32_t covered = 0;  // Entries whose index range includes i.
+      for (size_t j = 0; j < w; ++j) {
+        if (node.some_items[j].from <= i) covered |= uint32_t{1} << j;
+      }
+      for (uint32_t entries = 1; entries < flags; ++entries) {
+        if ((entries & covered) != entries) continue;
+        auto it =
+            std::find_if(node.some_item_values.begin(), node.some_item_values.end(),
+                         [&](const auto& v) { return v.item == schema && v.entries == entries; });
+        if (it == node.some_item_values.end()) {
+          return absl::InternalError(absl::StrCat("some_items without the conjunction for item ", i,
+                                                  At(node),
+                                                  ": an engine bug, not a property of the schema"));
+        }
+        if (it->value != kFalseNode)
+          out.push_back({Symbol::Nonterminal(Value(it->value)), entries});
+      }
+      return out;
+    };
+    // after[i * flags + f]: the rest once i items are written, entries f met.
+    std::vector<NonterminalId> after((last + 1) * flags);
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint32_t f = 0; f < flags; ++f)
+        after[i * flags + f] = builder_.FreshNonterminal("items");
+    }
+    for (uint64_t i = 1; i <= last; ++i) {
+      if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
+      absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> item = variants(i);
+      if (!item.ok()) return item.status();
+      for (uint32_t f = 0; f < flags; ++f) {
+        const NonterminalId here = after[i * flags + f];
+        // Kept so a state with no way forward still has a rule.
+        Rule(here, {Symbol::Nonterminal(nothing_)});
+        if (i >= m && f == all) Rule(here, {Literal("]")});
+        if (node.max_items && i >= *node.max_items) continue;
+        const uint64_t next = i == last ? i : i + 1;
+        for (const auto& [symbol, entries] : *item) {
+          Rule(here,
+               {Literal(","), symbol, Symbol::Nonterminal(after[next * flags + (f | entries)])});
+        }
+      }
+    }
+    Rule(nt, {Symbol::Nonterminal(nothing_)});
+    if (m == 0 && all == 0) Rule(nt, {Literal("["), Literal("]")});
+    if (!node.max_items || *node.max_items >= 1) {
+      absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> first = variants(0);
+      if (!first.ok()) return first.status();
+      for (const auto& [symbol, entries] : *first) {
+        Rule(nt, {Literal("["), symbol, Symbol::Nonterminal(after[1 * flags + entries])});
+      }
     }
     return absl::OkStatus();
   }

@@ -66,6 +66,34 @@ absl::Status Normalizer::PrepareSomeMembers(SchemaNode* t) {
   return absl::OkStatus();
 }
 
+absl::Status Normalizer::PrepareSomeItems(SchemaNode* t) {
+  t->some_item_values.clear();
+  const size_t w = t->some_items.size();
+  if (w == 0 || w > kMaxSomeMembers) return absl::OkStatus();  // Lowering refuses more.
+  uint64_t from = UINT64_MAX;
+  for (const SchemaNode::SomeItem& i : t->some_items) from = std::min(from, i.from);
+  // The item schemas at indexes some entry covers.
+  std::vector<NodeId> item_values = {t->items};
+  for (uint64_t i = from; i < t->prefix_items.size(); ++i) {
+    const NodeId v = t->prefix_items[i];
+    if (std::find(item_values.begin(), item_values.end(), v) == item_values.end()) {
+      item_values.push_back(v);
+    }
+  }
+  for (NodeId v : item_values) {
+    for (uint32_t entries = 1; entries < (uint32_t{1} << w); ++entries) {
+      std::vector<NodeId> parts = {v};
+      for (size_t j = 0; j < w; ++j) {
+        if (entries & (uint32_t{1} << j)) parts.push_back(t->some_items[j].value);
+      }
+      absl::StatusOr<NodeId> all = ConjAll(parts, t->pointer);
+      if (!all.ok()) return all.status();
+      t->some_item_values.push_back({v, entries, *all});
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> Normalizer::KeyMatches(NodeId key_node, const std::string& key, int depth) {
   if (key_node == kTrueNode) return true;
   if (key_node == kFalseNode) return false;

@@ -176,7 +176,13 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
       x.min_items = n.prefix_items.size() + 1;
       MASKD_RETURN_IF_ERROR(add(std::move(x)));
     } else if (n.items != kTrueNode) {
-      return NoComplement("items", n);  // "Some item violates it" needs `contains`.
+      // Some item after the prefix violates `items`.
+      absl::StatusOr<NodeId> other = negate(n.items);
+      if (!other.ok()) return other.status();
+      SchemaNode x = typed(kArrayType);
+      x.min_items = n.prefix_items.size() + 1;
+      x.some_items = {{n.prefix_items.size(), *other}};
+      MASKD_RETURN_IF_ERROR(add(std::move(x)));
     }
     if (n.min_items > 0) {
       SchemaNode x = typed(kArrayType);
@@ -190,6 +196,7 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
     }
     if (n.unique_items) return NoComplement("uniqueItems", n);
     if (n.contains != kNoNode) return NoComplement("contains", n);
+    if (!n.some_items.empty()) return NoComplement("an item existential", n);
   }
   if (types & kObjectType) {
     // Some member violates patternProperties, additionalProperties or

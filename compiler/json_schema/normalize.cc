@@ -244,6 +244,7 @@ absl::Status Normalizer::Flatten(NodeId id, int depth) {
   }
   if (absl::Status st = AbsorbPatternProperties(&t); !st.ok()) return st;
   if (absl::Status st = PrepareSomeMembers(&t); !st.ok()) return st;
+  if (absl::Status st = PrepareSomeItems(&t); !st.ok()) return st;
   s_.nodes[id] = std::move(t);
   State(id) = 2;
   return Check(id, reasons);
@@ -474,6 +475,11 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
   }
   t->dependent_required.insert(t->dependent_required.end(), b.dependent_required.begin(),
                                b.dependent_required.end());
+  for (const SchemaNode::SomeItem& i : b.some_items) {
+    if (std::find(t->some_items.begin(), t->some_items.end(), i) == t->some_items.end()) {
+      t->some_items.push_back(i);
+    }
+  }
   for (const SchemaNode::SomeMember& m : b.some_members) {
     if (std::find(t->some_members.begin(), t->some_members.end(), m) == t->some_members.end()) {
       t->some_members.push_back(m);

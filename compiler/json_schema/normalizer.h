@@ -9,7 +9,8 @@
 //    properties whose keys they match;
 //  * member_witness.cc: "some member has a key in K and a value in V"
 //    (SchemaNode::some_members): declared keys split off, values per key
-//    class prepared for lowering;
+//    class prepared for lowering; the same for "some item from index i on
+//    matches V" (some_items);
 //  * negate.cc: the complement of a node as new nodes (De Morgan over the
 //    keywords), where the complement is expressible.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_NORMALIZER_H_
@@ -66,6 +67,8 @@ class Normalizer {
   // Fills SomeMember::class_values of `t` for its current patternProperties
   // and additionalProperties.
   absl::Status PrepareSomeMembers(SchemaNode* t);
+  // Fills SomeItemValue of `t` for its current prefixItems and items.
+  absl::Status PrepareSomeItems(SchemaNode* t);
   // Whether the decoded key `key` is a string node `key_node` admits;
   // Unimplemented naming what cannot be decided (formats, oneOf, not).
   absl::StatusOr<bool> KeyMatches(NodeId key_node, const std::string& key, int depth);

@@ -100,6 +100,24 @@ struct SchemaNode {
   NodeId contains = kNoNode;
   uint64_t min_contains = 1;
   std::optional<uint64_t> max_contains;
+  // Each entry: at least one item at index `from` or later matches `value`
+  // (the complement of `items` after prefixItems: "some item violates it";
+  // negate.cc). `from` never exceeds prefix_items.size() (merging only
+  // lengthens the prefix).
+  struct SomeItem {
+    uint64_t from = 0;
+    NodeId value = kTrueNode;
+    bool operator==(const SomeItem& o) const { return from == o.from && value == o.value; }
+  };
+  std::vector<SomeItem> some_items;
+  // For lowering, as some_member_values: per item schema at an index some
+  // entry covers and per non-empty set of entries, their conjunction.
+  struct SomeItemValue {
+    NodeId item = kTrueNode;
+    uint32_t entries = 0;
+    NodeId value = kTrueNode;
+  };
+  std::vector<SomeItemValue> some_item_values;
 
   // Objects. A member whose key is in `properties` matches that schema; every
   // member whose key matches a pattern matches that pattern's schema; members
@@ -178,6 +196,11 @@ void ForEachChildId(SchemaNode& node, Fn&& fn) {
   for (NodeId& id : node.prefix_items) one(id);
   one(node.items);
   one(node.contains);
+  for (SchemaNode::SomeItem& i : node.some_items) one(i.value);
+  for (SchemaNode::SomeItemValue& v : node.some_item_values) {
+    one(v.item);
+    one(v.value);
+  }
   for (auto& [key, id] : node.properties) one(id);
   for (auto& [key, id] : node.pattern_properties) one(id);
   one(node.additional_properties);

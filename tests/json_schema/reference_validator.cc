@@ -34,6 +34,12 @@ bool ValidateNode(const Schema& schema, const SchemaNode& n, const JsonValue& v,
         if (!seen.insert(x.CanonicalKey()).second) return false;
       }
     }
+    // Normalized complements: some item from index `from` on matches.
+    for (const SchemaNode::SomeItem& some : n.some_items) {
+      bool found = false;
+      for (size_t i = some.from; i < items.size(); ++i) found = found || ok(some.value, items[i]);
+      if (!found) return false;
+    }
     if (n.contains != kNoNode) {
       uint64_t count = 0;
       for (const JsonValue& x : items) count += ok(n.contains, x);

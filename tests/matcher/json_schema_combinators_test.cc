@@ -227,7 +227,7 @@ TEST(JsonSchemaCombinatorsTest, RefusalsNameTheKeywordAndPointer) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"properties": {"a": {"not": {"type": "string", "format": "date"}}}})",
        "\"not\" of \"format\" (no exact complement) at /properties/a/not"},
-      {R"({"not": {"items": {"type": "string"}}})", "\"not\" of \"items\""},
+      {R"({"not": {"contains": {"type": "string"}}})", "\"not\" of \"contains\""},
       {R"({"oneOf": [{"multipleOf": 3}, {"maximum": 3}]})",
        "oneOf whose branches may overlap: \"not\" of \"multipleOf\""},
       {R"({"if": {"uniqueItems": true}, "then": {"maxItems": 3}})",

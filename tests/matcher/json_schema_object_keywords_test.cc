@@ -299,5 +299,75 @@ TEST(JsonSchemaObjectKeywordsTest, RefusalsNameKeywordAndPointer) {
       {"patternProperties": {"^[by]$": {"type": "string"}}}])"),
                 "allOf whose parts cannot be merged", "root");
 }
+
+// Arrays: every array of at most 4 items over "s", "t", null must be accepted
+// iff the reference validator accepts it, and the masks must be exact.
+void ExpectExactArrays(const std::string& schema) {
+  SCOPED_TRACE(schema);
+  json_schema::ParseOptions as_written;
+  as_written.rewrite_combinators = false;
+  absl::StatusOr<json_schema::Schema> reference = json_schema::ParseSchema(schema, as_written);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  auto compact = Compile(schema, PropertyOrder::kSchemaOrder, WhitespaceMode::kCompact);
+  ASSERT_TRUE(compact.ok()) << compact.status();
+  const std::vector<std::string> values = {"\"s\"", "\"t\"", "null"};
+  std::vector<std::vector<std::string>> arrays = {{}};
+  for (size_t begin = 0; begin < arrays.size(); ++begin) {
+    if (arrays[begin].size() == 4) continue;
+    for (const std::string& v : values) {
+      std::vector<std::string> next = arrays[begin];
+      next.push_back(v);
+      arrays.push_back(std::move(next));
+    }
+  }
+  std::vector<std::string> valid;
+  for (const std::vector<std::string>& a : arrays) {
+    std::string text = "[";
+    std::vector<JsonValue> items;
+    for (size_t i = 0; i < a.size(); ++i) {
+      text += (i > 0 ? "," : "") + a[i];
+      items.push_back(*json_schema::ParseJsonValue(a[i]));
+    }
+    text += "]";
+    const bool expected = json_schema::ReferenceValidate(*reference, reference->root,
+                                                         JsonValue::Array(std::move(items)));
+    ASSERT_EQ(Accepts(*compact, text), expected) << text;
+    if (expected) valid.push_back(text);
+  }
+  EXPECT_GT(valid.size(), 1u);
+  EXPECT_LT(valid.size(), arrays.size());
+  std::sort(valid.begin(), valid.end());
+  const Tokenizer& tok = (*compact)->tokenizer();
+  std::set<std::string> checked;
+  for (const std::string& doc : valid) {
+    auto m = Matcher::Create(*compact);
+    for (size_t i = 0; i <= doc.size(); ++i) {
+      const std::string prefix = doc.substr(0, i);
+      if (checked.insert(prefix).second) ExpectExactMask(*m, tok, valid, prefix, schema);
+      if (::testing::Test::HasFatalFailure()) return;
+      if (i < doc.size()) {
+        ASSERT_TRUE(m->AcceptBytes(doc.substr(i, 1))) << doc;
+      }
+    }
+  }
+}
+
+// "Some item violates items": the complement of items, after prefixItems
+// too, in not, oneOf and if/then/else.
+TEST(JsonSchemaObjectKeywordsTest, ComplementOfItems) {
+  const std::string frame = R"("type": "array", "items": {"enum": ["s", "t", null]},
+      "maxItems": 4, )";
+  ExpectExactArrays("{" + frame + R"("not": {"items": {"type": "string"}}})");
+  ExpectExactArrays("{" + frame + R"("not": {"prefixItems": [{"const": "s"}],
+      "items": {"const": "t"}}})");
+  ExpectExactArrays("{" + frame + R"("oneOf": [{"items": {"type": "string"}},
+      {"items": {"enum": ["s", null]}}, {"prefixItems": [true, {"const": "t"}]}]})");
+  // Two existentials at once: some item not a string AND some item not "s"
+  // (one item, null, may be both).
+  ExpectExactArrays("{" + frame + R"("not": {"anyOf": [{"items": {"type": "string"}},
+      {"items": {"const": "s"}}]}})");
+  ExpectExactArrays("{" + frame + R"("if": {"items": {"const": "s"}}, "then": {"maxItems": 2},
+      "else": {"minItems": 3}})");
+}
 }  // namespace
 }  // namespace maskd
