@@ -1,5 +1,5 @@
 // Object keywords checked by brute force on schemas with finite languages:
-// every object of at most 4 members over keys a, b, x, y and values "s", null
+// every object of at most 3 members over keys a, b, x, y and values "s", null
 // (repeats included) must be accepted iff the reference validator accepts it
 // (and, per property order, its declared keys come at most once, in schema
 // order unless any order is asked for); after every prefix of every valid
@@ -71,7 +71,7 @@ const std::vector<Candidate>& Candidates() {
     const std::vector<std::string> values = {"\"s\"", "null"};
     std::vector<Candidate> out = {Candidate{}};
     for (size_t begin = 0; begin < out.size(); ++begin) {
-      if (out[begin].members.size() == 4) continue;
+      if (out[begin].members.size() == 3) continue;
       for (const std::string& k : keys) {
         for (const std::string& v : values) {
           Candidate next = out[begin];
@@ -199,7 +199,7 @@ void ExpectRefused(const std::string& schema, const std::string& what, const std
 TEST(JsonSchemaObjectKeywordsTest, PropertyAlsoMatchingPatternProperties) {
   ExpectExactBothOrders(R"({"type": "object", "properties": {"a": {"const": "s"},
       "x": {"enum": ["s", null]}}, "patternProperties": {"^[xy]$": {"type": "null"}},
-      "additionalProperties": false, "maxProperties": 4})",
+      "additionalProperties": false, "maxProperties": 3})",
                         {"a", "x"});
   // Two patterns on one declared key, and on a required key that is not a
   // property (its value follows the patterns, not additionalProperties).
@@ -220,16 +220,16 @@ TEST(JsonSchemaObjectKeywordsTest, PropertyAlsoMatchingPatternProperties) {
       "additionalProperties": {"type": "null"}}, {"properties": {"b": {"enum": ["s", null]}},
       "patternProperties": {"^[xy]$": {"enum": ["s", null]}, "^[b]$": {"type": "null"}},
       "additionalProperties": {"const": "s"}, "propertyNames": {"enum": ["a", "b", "x", "y"]}}],
-      "maxProperties": 4})",
+      "maxProperties": 3})",
                         {"a", "b"});
 }
 
 // A finite frame for the schemas below: declared keys a, b; other keys x, y
-// (repeatable); values "s" or null; at most 4 members. `inner` adds keywords.
+// (repeatable); values "s" or null; at most 3 members. `inner` adds keywords.
 std::string Framed(const std::string& inner) {
   return R"({"type": "object", "properties": {"a": {"enum": ["s", null]}, "b": {"enum": ["s", null]}},
       "patternProperties": {"^[xy]$": {"enum": ["s", null]}}, "additionalProperties": false,
-      "maxProperties": 4, )" +
+      "maxProperties": 3, )" +
          inner + "}";
 }
 
@@ -282,6 +282,20 @@ TEST(JsonSchemaObjectKeywordsTest, OneOfOverlappingObjects) {
       {"properties": {"a": {"const": "s"}, "b": {}}, "additionalProperties": false}])");
   ExpectExactFramed(R"("oneOf": [{"propertyNames": {"pattern": "^[ax]$"}},
       {"propertyNames": {"pattern": "^[bx]$"}}, {"propertyNames": {"pattern": "^[xy]$"}}])");
+}
+
+// dependentSchemas, draft-7 dependencies and if/then/else whose conditions
+// need the object complements above.
+TEST(JsonSchemaObjectKeywordsTest, ConditionalsOverObjectKeywords) {
+  ExpectExactFramed(R"("dependentSchemas": {"a": {"properties": {"b": {"const": "s"}},
+      "required": ["b"]}, "b": {"not": {"additionalProperties": {"type": "null"}}}})");
+  ExpectExactFramed(R"("$schema": "http://json-schema.org/draft-07/schema#",
+      "dependencies": {"a": ["b"], "b": {"propertyNames": {"not": {"const": "x"}}}})");
+  ExpectExactFramed(R"("if": {"propertyNames": {"pattern": "^[ab]$"}}, "then": {"required": ["a"]},
+      "else": {"maxProperties": 2, "properties": {"b": {"type": "null"}}})");
+  ExpectExactFramed(R"("allOf": [{"if": {"additionalProperties": {"type": "string"}},
+      "then": {"minProperties": 2}}, {"if": {"required": ["a"]},
+      "then": {"propertyNames": {"not": {"const": "b"}}}}])");
 }
 
 // What stays out of reach is refused with the keyword and pointer.
