@@ -3,6 +3,8 @@
 //  * not S                  -> allOf [complement of S]        (negate.cc)
 //  * if I then T else E     -> anyOf [I and T, (not I) and E]
 //  * dependentRequired k: D -> anyOf [k absent, object with k and D]
+//  * some member (K, V)     -> anyOf [declared k in K is it, another key is]
+//                              (member_witness.cc)
 //  * oneOf [B1..Bn]         -> anyOf [Bi and not Bj for every j != i whose
 //                              branch may overlap Bi] (plain anyOf when the
 //                              branches are provably disjoint)
@@ -196,6 +198,19 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
     }
     n->dependent_required.clear();
     changed = true;
+  }
+
+  // "Some member has a key in K": declared keys in K become branches of
+  // their own (member_witness.cc); lowering takes the other keys.
+  while (!n->some_members.empty()) {
+    std::vector<NodeId> branches;
+    absl::StatusOr<bool> split = SplitSomeMember(n, &branches);
+    if (!split.ok()) {
+      if (!refused(split.status(), "")) return split.status();
+      break;
+    }
+    if (!*split) break;
+    if (absl::Status st = add_any_of(std::move(branches)); !st.ok()) return st;
   }
 
   if (!n->one_of.empty()) {

@@ -635,10 +635,17 @@ class Lowering {
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
-    if (node.contains != kNoNode) return ContainsArray(node, nt);
-    if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
-      return UniqueScalarArray(node, nt);
+    const bool unique = node.unique_items && (!node.max_items || *node.max_items > 1);
+    if (!node.some_items.empty()) {
+      if (node.contains != kNoNode) {
+        return Unsupported("\"contains\" beside the complement of items (\"not\" of items)", node);
+      }
+      if (unique)
+        return Unsupported("uniqueItems beside the complement of items (\"not\" of items)", node);
+      return ArrayWithSomeItems(node, nt);
     }
+    if (node.contains != kNoNode) return ContainsArray(node, nt);
+    if (unique) return UniqueScalarArray(node, nt);
     return ArrayOf(
         node, nt,
         [&](uint64_t i) {
@@ -853,23 +860,135 @@ class Lowering {
     return absl::OkStatus();
   }
 
+  // An array that must hold, for each some_items entry, an item at its
+  // index or later matching its value: Array's states, each also carrying
+  // the set f of entries satisfied so far ("]" needs all). An item may
+  // satisfy several entries at once (the normalizer's conjunctions).
+  absl::Status ArrayWithSomeItems(const SchemaNode& node, NonterminalId nt) {
+    const size_t w = node.some_items.size();
+    if (w > kMaxSomeMembers) {
+      return Unsupported(absl::StrCat("an array that must have ", w,
+                                      " kinds of violating items at once (complements of items; "
+                                      "at most ",
+                                      kMaxSomeMembers, ")"),
+                         node);
+    }
+    const uint64_t p = node.prefix_items.size();
+    const uint64_t m = node.min_items;
+    const uint64_t k = std::max<uint64_t>(p, m);
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    const uint32_t flags = uint32_t{1} << w;
+    const uint32_t all = flags - 1;
+    if ((last + 1) * flags > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat(
+                        "array bounds need ", (last + 1) * flags, " grammar states", At(node))),
+                    node);
+    }
+    // The ways item i may be written: (symbol, entries it satisfies).
+    auto variants = [&](uint64_t i) -> absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> {
+      const NodeId schema = i < p ? node.prefix_items[i] : node.items;
+      std::vector<std::pair<Symbol, uint32_t>> out = {{Symbol::Nonterminal(Value(schema)), 0}};
+      uint32_t covered = 0;  // Entries whose index range includes i.
+      for (size_t j = 0; j < w; ++j) {
+        if (node.some_items[j].from <= i) covered |= uint32_t{1} << j;
+      }
+      for (uint32_t entries = 1; entries < flags; ++entries) {
+        if ((entries & covered) != entries) continue;
+        auto it =
+            std::find_if(node.some_item_values.begin(), node.some_item_values.end(),
+                         [&](const auto& v) { return v.item == schema && v.entries == entries; });
+        if (it == node.some_item_values.end()) {
+          return absl::InternalError(absl::StrCat("some_items without the conjunction for item ", i,
+                                                  At(node),
+                                                  ": an engine bug, not a property of the schema"));
+        }
+        if (it->value != kFalseNode)
+          out.push_back({Symbol::Nonterminal(Value(it->value)), entries});
+      }
+      return out;
+    };
+    // after[i * flags + f]: the rest once i items are written, entries f met.
+    std::vector<NonterminalId> after((last + 1) * flags);
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint32_t f = 0; f < flags; ++f)
+        after[i * flags + f] = builder_.FreshNonterminal("items");
+    }
+    for (uint64_t i = 1; i <= last; ++i) {
+      if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
+      absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> item = variants(i);
+      if (!item.ok()) return item.status();
+      for (uint32_t f = 0; f < flags; ++f) {
+        const NonterminalId here = after[i * flags + f];
+        // Kept so a state with no way forward still has a rule.
+        Rule(here, {Symbol::Nonterminal(nothing_)});
+        if (i >= m && f == all) Rule(here, {Literal("]")});
+        if (node.max_items && i >= *node.max_items) continue;
+        const uint64_t next = i == last ? i : i + 1;
+        for (const auto& [symbol, entries] : *item) {
+          Rule(here,
+               {Literal(","), symbol, Symbol::Nonterminal(after[next * flags + (f | entries)])});
+        }
+      }
+    }
+    Rule(nt, {Symbol::Nonterminal(nothing_)});
+    if (m == 0 && all == 0) Rule(nt, {Literal("["), Literal("]")});
+    if (!node.max_items || *node.max_items >= 1) {
+      absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> first = variants(0);
+      if (!first.ok()) return first.status();
+      for (const auto& [symbol, entries] : *first) {
+        Rule(nt, {Literal("["), symbol, Symbol::Nonterminal(after[1 * flags + entries])});
+      }
+    }
+    return absl::OkStatus();
+  }
+
   // Keys (decoded) that propertyNames admits; AnyUtf8String when unconstrained.
   absl::StatusOr<ExprId> PropertyNames(const SchemaNode& node) {
-    if (node.property_names == kTrueNode) return pool_.AnyUtf8String();
-    const SchemaNode& names = schema_.node(node.property_names);
+    return KeyLanguage(node.property_names, 0);
+  }
+
+  // The decoded strings a key schema (propertyNames, a some_members key)
+  // admits: its own string constraints, within the union of its anyOf
+  // branches (normalization rewrites not/oneOf/if/then/else into anyOf of
+  // merged nodes where that is exact; what is left is refused by name).
+  absl::StatusOr<ExprId> KeyLanguage(NodeId id, int depth) {
+    if (id == kTrueNode) return pool_.AnyUtf8String();
+    if (id == kFalseNode) return ExprSet::kNothing;
+    const SchemaNode& names = schema_.node(id);
     if (!(names.types & kStringType)) return ExprSet::kNothing;
-    if (!names.any_of.empty() || !names.one_of.empty() || !names.all_of.empty() ||
-        names.not_schema != kNoNode || names.if_schema != kNoNode) {
-      return Unsupported("propertyNames with combinators", names);
+    if (!names.unsupported.empty()) {
+      absl::Status error = absl::UnimplementedError(names.unsupported);
+      if (names.unsupported_pointer.empty()) return error;
+      return WithJsonPointer(std::move(error), names.unsupported_pointer);
     }
+    if (depth > 32) return Unsupported("propertyNames nested too deeply", names);
+    if (!names.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", names);
+    if (names.not_schema != kNoNode) return Unsupported("\"not\" in propertyNames", names);
+    if (names.if_schema != kNoNode) return Unsupported("if/then/else in propertyNames", names);
+    if (!names.one_of.empty() && !names.one_of_disjoint) {
+      return Unsupported("oneOf whose branches may overlap in propertyNames", names);
+    }
+    ExprId own;
     if (names.enum_values) {
       std::vector<ExprId> keys;
       for (const JsonValue& v : *names.enum_values) {
         if (v.kind() == JsonValue::Kind::kString) keys.push_back(pool_.Literal(v.string()));
       }
-      return pool_.Or(keys);
+      own = pool_.Or(keys);
+    } else {
+      absl::StatusOr<ExprId> strings = StringLanguage(names);
+      if (!strings.ok()) return strings.status();
+      own = *strings;
     }
-    return StringLanguage(names);
+    const std::vector<NodeId>& branches = names.any_of.empty() ? names.one_of : names.any_of;
+    if (branches.empty()) return own;
+    std::vector<ExprId> alternatives;
+    for (NodeId branch : branches) {
+      absl::StatusOr<ExprId> keys = KeyLanguage(branch, depth + 1);
+      if (!keys.ok()) return keys.status();
+      alternatives.push_back(*keys);
+    }
+    return pool_.And(own, pool_.Or(alternatives));
   }
 
   // DeadlineExceeded naming `node` once the time limit has passed. Checked
@@ -922,7 +1041,10 @@ class Lowering {
     for (Declared& d : declared) {
       if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
       declared_literals.push_back(pool_.Literal(d.key));
-      for (size_t i = 0; i < patterns.size(); ++i) {
+      // Normalization folds the matching patterns' schemas into the
+      // property's (properties_include_patterns); without that, a key in both
+      // would need two schemas.
+      for (size_t i = 0; i < patterns.size() && !node.properties_include_patterns; ++i) {
         if (pool_.Matches(patterns[i], d.key) && node.pattern_properties[i].second != kTrueNode &&
             node.pattern_properties[i].second != d.value) {
           return Unsupported("a property that also matches patternProperties", node);
@@ -936,8 +1058,65 @@ class Lowering {
       Symbol key;
       NodeId value;
       Symbol comma_key = Symbol::Lexeme(0);  // Any-order objects only.
+      uint32_t witnesses = 0;                // The some_members entries such a member satisfies.
     };
     std::vector<Extra> extras;
+    // some_members: one flag per entry, set by a member of another key in
+    // the entry's key language whose value matches the class's schema and
+    // the entry's (normalization splits off declared keys).
+    const size_t w = node.some_members.size();
+    if (w > kMaxSomeMembers) {
+      return Unsupported(absl::StrCat("an object that must have ", w,
+                                      " kinds of violating members at once (complements of "
+                                      "additionalProperties/patternProperties/propertyNames; at "
+                                      "most ",
+                                      kMaxSomeMembers, ")"),
+                         node);
+    }
+    std::vector<ExprId> witness_keys;
+    for (const SchemaNode::SomeMember& m : node.some_members) {
+      absl::StatusOr<ExprId> keys = KeyLanguage(m.key, 0);
+      if (!keys.ok()) return keys.status();
+      witness_keys.push_back(*keys);
+    }
+    // A class of other keys and its value schema, plus its variants for
+    // members that satisfy a set of the entries (bits) at once.
+    auto add_class = [&](ExprId keys, NodeId value) -> absl::Status {
+      for (uint32_t entries = 0; entries < (uint32_t{1} << w); ++entries) {
+        NodeId member_value = value;
+        ExprId member_keys = keys;
+        if (entries != 0) {
+          auto it = std::find_if(
+              node.some_member_values.begin(), node.some_member_values.end(),
+              [&](const auto& v) { return v.class_value == value && v.entries == entries; });
+          if (it == node.some_member_values.end()) {
+            return absl::InternalError(
+                absl::StrCat("some_members without the conjunction for a key class", At(node),
+                             ": an engine bug, not a property of the schema"));
+          }
+          member_value = it->value;
+          if (member_value == kFalseNode) continue;
+          std::vector<ExprId> parts = {keys};
+          for (size_t j = 0; j < w; ++j) {
+            if (entries & (uint32_t{1} << j)) parts.push_back(witness_keys[j]);
+          }
+          member_keys = pool_.And(parts);
+        }
+        absl::StatusOr<Symbol> key = KeyClass(member_keys, node);
+        if (!key.ok()) return key.status();
+        if (key->is_nonterminal()) continue;  // No such key.
+        Extra extra{*key, member_value};
+        extra.witnesses = entries;
+        if (options_.any_order_properties) {
+          absl::StatusOr<Symbol> comma_key = KeyClass(member_keys, node, /*after_comma=*/true);
+          if (!comma_key.ok()) return comma_key.status();
+          extra.comma_key = *comma_key;
+        }
+        extras.push_back(extra);
+      }
+      return absl::OkStatus();
+    };
+
     const ExprId not_declared = pool_.Not(pool_.Or(declared_literals));
     const ExprId base = pool_.And(std::vector<ExprId>{pool_.AnyUtf8String(), not_declared, *names});
     // Patterns with the same schema form one class (they may overlap: a key
@@ -979,24 +1158,10 @@ class Lowering {
         additional_in_a_class = true;
         keys = class_values.size() == 1 ? base : pool_.Or(keys, other_keys);
       }
-      absl::StatusOr<Symbol> key = KeyClass(keys, node);
-      if (!key.ok()) return key.status();
-      extras.push_back({*key, class_values[c]});
-      if (options_.any_order_properties) {
-        absl::StatusOr<Symbol> comma_key = KeyClass(keys, node, /*after_comma=*/true);
-        if (!comma_key.ok()) return comma_key.status();
-        extras.back().comma_key = *comma_key;
-      }
+      if (absl::Status st = add_class(keys, class_values[c]); !st.ok()) return st;
     }
     if (additional != kFalseNode && !additional_in_a_class) {
-      absl::StatusOr<Symbol> key = KeyClass(other_keys, node);
-      if (!key.ok()) return key.status();
-      extras.push_back({*key, additional});
-      if (options_.any_order_properties) {
-        absl::StatusOr<Symbol> comma_key = KeyClass(other_keys, node, /*after_comma=*/true);
-        if (!comma_key.ok()) return comma_key.status();
-        extras.back().comma_key = *comma_key;
-      }
+      if (absl::Status st = add_class(other_keys, additional); !st.ok()) return st;
     }
 
     if (options_.any_order_properties) {
@@ -1007,8 +1172,9 @@ class Lowering {
       }
       for (const Extra& extra : extras) {
         members.extras.push_back(
-            {extra.key, extra.comma_key, Symbol::Nonterminal(Value(extra.value))});
+            {extra.key, extra.comma_key, Symbol::Nonterminal(Value(extra.value)), extra.witnesses});
       }
+      members.witnesses = static_cast<uint32_t>(w);
       members.close = Literal("}");
       members.nothing = Symbol::Nonterminal(nothing_);
       members.min_properties = node.min_properties;
@@ -1036,51 +1202,60 @@ class Lowering {
     const bool counting = node.min_properties > 0 || node.max_properties;
     const uint64_t cap = std::max<uint64_t>(
         1, counting ? (node.max_properties ? *node.max_properties : node.min_properties) : 1);
+    // With some_members, each state also carries the set f of entries
+    // satisfied so far; "}" needs all of them.
     const uint64_t n = declared.size();
-    if (2 * (n + 1) * (cap + 1) > options_.max_nonterminals) {
-      return AtNode(
-          absl::ResourceExhaustedError(absl::StrCat("object bounds need ", 2 * (n + 1) * (cap + 1),
-                                                    " grammar states", At(node))),
-          node);
+    const uint64_t flags = uint64_t{1} << w;
+    const uint64_t all_flags = flags - 1;
+    const uint64_t per_flag = 2 * (n + 1) * (cap + 1);
+    if (per_flag * flags > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat(
+                        "object bounds need ", per_flag * flags, " grammar states", At(node))),
+                    node);
     }
     constexpr NonterminalId kUnset = ~NonterminalId{0};
-    std::vector<NonterminalId> states(2 * (n + 1) * (cap + 1), kUnset);
-    auto state = [&](bool pick, uint64_t i, uint64_t c) {
-      NonterminalId& s = states[(pick ? (n + 1) * (cap + 1) : 0) + i * (cap + 1) + c];
+    std::vector<NonterminalId> states(per_flag * flags, kUnset);
+    auto state = [&](bool pick, uint64_t i, uint64_t c, uint64_t f) {
+      NonterminalId& s =
+          states[f * per_flag + (pick ? (n + 1) * (cap + 1) : 0) + i * (cap + 1) + c];
       if (s == kUnset) s = builder_.FreshNonterminal("members");
       return Symbol::Nonterminal(s);
     };
-    auto a_state = [&](uint64_t i, uint64_t c) { return state(false, i, c); };
-    auto b_state = [&](uint64_t i, uint64_t c) { return state(true, i, c); };
+    auto a_state = [&](uint64_t i, uint64_t c, uint64_t f) { return state(false, i, c, f); };
+    auto b_state = [&](uint64_t i, uint64_t c, uint64_t f) { return state(true, i, c, f); };
     auto next_count = [&](uint64_t c) { return std::min(c + 1, cap); };
-    for (uint64_t c = 0; c <= cap; ++c) {
-      const bool room = !node.max_properties || c < *node.max_properties;
-      for (uint64_t i = 0; i <= n; ++i) {
-        if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
-        std::vector<Symbol> comma;
-        if (c > 0) comma.push_back(Literal(","));
-        const NonterminalId a = a_state(i, c).id();
-        Rule(a, {b_state(i, c)});
-        if (room) {
-          for (const Extra& extra : extras) {
-            std::vector<Symbol> rhs = comma;
-            rhs.push_back(extra.key);
-            rhs.push_back(Symbol::Nonterminal(Value(extra.value)));
-            rhs.push_back(a_state(i, next_count(c)));
-            Rule(a, std::move(rhs));
-          }
-        }
-        const NonterminalId b = b_state(i, c).id();
-        if (i == n && (!counting || c >= node.min_properties)) Rule(b, {Literal("}")});
-        if (i < n) {
+    for (uint64_t f = 0; f < flags; ++f) {
+      for (uint64_t c = 0; c <= cap; ++c) {
+        const bool room = !node.max_properties || c < *node.max_properties;
+        for (uint64_t i = 0; i <= n; ++i) {
+          if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
+          std::vector<Symbol> comma;
+          if (c > 0) comma.push_back(Literal(","));
+          const NonterminalId a = a_state(i, c, f).id();
+          Rule(a, {b_state(i, c, f)});
           if (room) {
-            std::vector<Symbol> rhs = comma;
-            rhs.push_back(Key(declared[i].key));
-            rhs.push_back(Symbol::Nonterminal(Value(declared[i].value)));
-            rhs.push_back(a_state(i + 1, next_count(c)));
-            Rule(b, std::move(rhs));
+            for (const Extra& extra : extras) {
+              std::vector<Symbol> rhs = comma;
+              rhs.push_back(extra.key);
+              rhs.push_back(Symbol::Nonterminal(Value(extra.value)));
+              rhs.push_back(a_state(i, next_count(c), f | extra.witnesses));
+              Rule(a, std::move(rhs));
+            }
           }
-          if (!declared[i].required) Rule(b, {b_state(i + 1, c)});
+          const NonterminalId b = b_state(i, c, f).id();
+          if (i == n && (!counting || c >= node.min_properties) && f == all_flags) {
+            Rule(b, {Literal("}")});
+          }
+          if (i < n) {
+            if (room) {
+              std::vector<Symbol> rhs = comma;
+              rhs.push_back(Key(declared[i].key));
+              rhs.push_back(Symbol::Nonterminal(Value(declared[i].value)));
+              rhs.push_back(a_state(i + 1, next_count(c), f));
+              Rule(b, std::move(rhs));
+            }
+            if (!declared[i].required) Rule(b, {b_state(i + 1, c, f)});
+          }
         }
       }
     }
@@ -1089,7 +1264,7 @@ class Lowering {
     for (NonterminalId s : states) {
       if (s != kUnset) Rule(s, {Symbol::Nonterminal(nothing_)});
     }
-    Rule(nt, {Literal("{"), a_state(0, 0)});
+    Rule(nt, {Literal("{"), a_state(0, 0, 0)});
     return absl::OkStatus();
   }
 
