@@ -18,6 +18,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
           absl::StrCat("lexeme ", (*grammar)->lexeme(id).name, " matches the empty string"));
     }
   }
+  absl::StatusOr<TokenTerminals> token_terminals = TokenTerminals::Build(**grammar, *tokenizer);
+  if (!token_terminals.ok()) return token_terminals.status();
   absl::StatusOr<std::shared_ptr<const VocabIndex>> vocab = VocabIndex::For(std::move(tokenizer));
   if (!vocab.ok()) return vocab.status();
 
@@ -25,6 +27,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   g->grammar_ = *std::move(grammar);
   g->vocab_ = *std::move(vocab);
   g->pool_ = std::move(ir.pool);
+  g->token_terminals_ = *std::move(token_terminals);
   regex::LazyDfa::Options dfa_options;
   dfa_options.max_memory_bytes = limits.memory_limit_bytes;
   g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);
@@ -47,7 +50,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes() + mask_cache_->bytes();
+  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes() + mask_cache_->bytes() +
+         token_terminals_.ByteSizeEstimate();
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {

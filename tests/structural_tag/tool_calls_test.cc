@@ -149,8 +149,78 @@ TEST(ToolCallsTest, BadToolListsAreRefused) {
       absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ToolCallStructuralTag({{"a", "{"}}, ToolCallFormat::kQwen3, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ToolCallStructuralTag(kTools, ToolCallFormat::kHarmony, {}).status().code(),
-            absl::StatusCode::kUnimplemented);
+}
+
+// gpt-oss harmony: the special tokens are token terminals. The model's own
+// tokenization of a call passes; at the start only <|channel|> is allowed
+// (never its text spelled with ordinary tokens); EOS only after <|call|>.
+TEST(ToolCallsTest, HarmonyCallWithSpecialTokens) {
+  auto tokenizer = testing::LoadRealTokenizer("gptoss");
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kHarmony, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  constexpr TokenId kChannel = 200005, kConstrain = 200003, kMessage = 200008, kCall = 200012;
+  const std::string call =
+      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+      "{\"city\": \"Paris\", \"unit\": \"c\"}<|call|>";
+  const std::vector<TokenId> ids = tokenizer->Encode(call);
+  for (TokenId special : {kChannel, kConstrain, kMessage, kCall}) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), special), ids.end()) << special;
+  }
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // Before <|call|>, EOS is refused.
+  const std::vector<TokenId> open(ids.begin(), ids.end() - 1);
+  auto [open_allowed, open_eos] = Walk(grammar, *tokenizer, open);
+  EXPECT_EQ(open_allowed, open.size());
+  EXPECT_FALSE(open_eos);
+
+  auto matcher = Matcher::Create(grammar);
+  std::vector<uint32_t> mask((tokenizer->vocab_size() + 31) / 32);
+  matcher->FillMask(mask);
+  size_t count = 0;
+  for (TokenId t = 0; t < tokenizer->vocab_size(); ++t) count += Bit(mask, t) ? 1 : 0;
+  EXPECT_EQ(count, 1u);
+  EXPECT_TRUE(Bit(mask, kChannel));
+  // The special token's text as ordinary bytes is not the token.
+  EXPECT_FALSE(matcher->AcceptBytes("<|channel|>"));
+  // No jump-forward over a token terminal; after it, the forced text is
+  // never a special token's bytes.
+  EXPECT_TRUE(matcher->ComputeJumpForward().bytes.empty());
+  ASSERT_TRUE(matcher->AcceptToken(kChannel));
+  // Unknown tool and bad arguments are refused; a final answer may end.
+  for (const std::string bad :
+       {"<|channel|>commentary to=functions.get_stock <|constrain|>json<|message|>{}<|call|>",
+        "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>"}) {
+    const std::vector<TokenId> bad_ids = tokenizer->Encode(bad);
+    EXPECT_LT(Walk(grammar, *tokenizer, bad_ids).first, bad_ids.size()) << bad;
+  }
+  EXPECT_TRUE(
+      Walk(grammar, *tokenizer, tokenizer->Encode("<|channel|>final<|message|>Hi.")).second);
+  // Required call: the final channel is gone.
+  ToolCallOptions required;
+  required.require_call = true;
+  auto must_call = Compile(ToolCallFormat::kHarmony, required, tokenizer);
+  ASSERT_NE(must_call, nullptr);
+  const std::vector<TokenId> final_ids = tokenizer->Encode("<|channel|>final<|message|>Hi.");
+  EXPECT_LT(Walk(must_call, *tokenizer, final_ids).first, final_ids.size());
+}
+
+TEST(ToolCallsTest, HarmonyNeedsATokenizerWithItsSpecialTokens) {
+  auto tokenizer = testing::LoadRealTokenizer("llama3");
+  ASSERT_NE(tokenizer, nullptr);
+  absl::StatusOr<std::string> tag = ToolCallStructuralTag(kTools, ToolCallFormat::kHarmony, {});
+  ASSERT_TRUE(tag.ok()) << tag.status();
+  GrammarSpec spec;
+  spec.kind = SpecKind::kStructuralTag;
+  spec.text = *tag;
+  auto grammar = CompileGrammar(spec, CompileOptions{}, tokenizer);
+  ASSERT_FALSE(grammar.ok());
+  EXPECT_EQ(grammar.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(grammar.status().message().find("\"<|channel|>\" is not a special token"),
+            std::string::npos)
+      << grammar.status();
 }
 
 }  // namespace
