@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
@@ -84,7 +85,12 @@ absl::Status TranslateToolCalls(const v1::ToolCallsSpec& spec, GrammarSpec& out)
   options.require_call = spec.require_call();
   options.single_call = spec.single_call();
   absl::StatusOr<std::string> tag = ToolCallStructuralTag(tools, format, options);
-  if (!tag.ok()) return tag.status();
+  if (!tag.ok()) {
+    // A bad tool list is the spec's fault, answered in CompileResponse.error.
+    absl::Status error = tag.status();
+    error.SetPayload(kSpecErrorPayload, absl::Cord("tool_calls"));
+    return error;
+  }
   out.kind = SpecKind::kStructuralTag;
   out.text = *std::move(tag);
   return absl::OkStatus();
@@ -269,6 +275,11 @@ absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& req
   if (absl::Status s = TranslateOptions(request.options(), limits, job); !s.ok()) return s;
   job.handle = ComputeHandle(job);
   return job;
+}
+
+bool IsSpecTranslationError(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnimplemented ||
+         status.GetPayload(kSpecErrorPayload).has_value();
 }
 
 }  // namespace maskd
