@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
+#include "compiler/compile/token_reasoning.h"
 #include "compiler/grammar_text/grammar_text.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
@@ -171,7 +172,16 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   }
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline, *tokenizer);
   if (!ir.ok()) return ir.status();
-  if (!options.reasoning_end_marker.empty()) PrependReasoning(*ir, options.reasoning_end_marker);
+  if (!options.reasoning_end_marker.empty()) {
+    if (MarkerHasSpecialTokens(options.reasoning_end_marker, *tokenizer)) {
+      if (absl::Status s = PrependTokenReasoning(*ir, options.reasoning_end_marker, *tokenizer);
+          !s.ok()) {
+        return s;
+      }
+    } else {
+      PrependReasoning(*ir, options.reasoning_end_marker);
+    }
+  }
   if (!options.required_prefix.empty()) PrependLiteral(*ir, options.required_prefix);
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
   AutomataLimits limits;

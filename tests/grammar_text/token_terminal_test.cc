@@ -6,12 +6,14 @@
 // (gpt-oss, Qwen3, Llama 3).
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "compiler/compile/compile.h"
 #include "compiler/grammar_text/text_error.h"
@@ -264,6 +266,108 @@ TEST(TokenTerminalTest, LarkPythonTagWithLlama31) {
   ASSERT_TRUE(by_id.ok()) << by_id.status();
   const std::vector<TokenId> header = llama3->Encode("<|start_header_id|>user<|end_header_id|>");
   EXPECT_EQ(Walk(*by_id, *llama3, header).first, header.size());
+}
+
+// SmallVocabTokenizer's Encode never produces special tokens; this one
+// encodes the reasoning marker "<c>ab<m>" as a real tokenizer would.
+}  // namespace
+class MarkerTokenizer final : public Tokenizer {
+ public:
+  explicit MarkerTokenizer(std::shared_ptr<const SmallVocabTokenizer> base)
+      : base_(std::move(base)) {}
+  const std::string& id() const override { return base_->id(); }
+  const std::string& name() const override { return base_->name(); }
+  TokenizerKind kind() const override { return base_->kind(); }
+  size_t vocab_size() const override { return base_->vocab_size(); }
+  std::string_view token_bytes(TokenId id) const override { return base_->token_bytes(id); }
+  bool is_special(TokenId id) const override { return base_->is_special(id); }
+  const std::vector<TokenId>& eos_ids() const override { return base_->eos_ids(); }
+  std::vector<TokenId> Encode(std::string_view text) const override {
+    if (text == "<c>ab<m>") return {4, 2, 5};
+    return base_->Encode(text);
+  }
+  std::string Decode(std::span<const TokenId> ids) const override { return base_->Decode(ids); }
+
+ private:
+  std::shared_ptr<const SmallVocabTokenizer> base_;
+};
+
+namespace {
+// Reasoning first with a marker of special tokens and text (<c>ab<m>): every
+// mask along every token sequence up to length 5 against a reference that
+// splits the sequence into special tokens and text segments and finds the
+// marker's first occurrence; after it, the spec (regex b+).
+TEST(TokenReasoningTest, MasksMatchBruteForce) {
+  auto tok = std::make_shared<SmallVocabTokenizer>(
+      std::vector<std::string>{"a", "b", "ab", "ba", "<c>", "<m>", "<o>"}, "token-reasoning");
+  for (TokenId t : {4u, 5u, 6u}) tok->MarkSpecial(t);
+  const TokenId eos = 7;
+  GrammarSpec spec;
+  spec.kind = SpecKind::kRegex;
+  spec.text = "b+";
+  CompileOptions options;
+  options.reasoning_end_marker = "<c>ab<m>";
+  auto marker_tok = std::make_shared<MarkerTokenizer>(tok);
+  auto g = CompileGrammar(spec, options, marker_tok);
+  ASSERT_TRUE(g.ok()) << g.status();
+
+  // (viable, complete) of a token sequence: split into special tokens and
+  // text segments; the reasoning ends at the first <c> "ab" <m>; then b+.
+  auto judge = [&](const std::vector<TokenId>& seq) -> std::pair<bool, bool> {
+    struct Item {
+      TokenId special;  // 0: a text segment
+      std::string text;
+    };
+    std::vector<Item> items;
+    size_t end = 0;
+    bool found = false;
+    for (size_t i = 0; i < seq.size() && !found; ++i) {
+      if (seq[i] == eos) return {false, false};
+      if (seq[i] >= 4) {
+        items.push_back({seq[i], ""});
+      } else if (!items.empty() && items.back().special == 0) {
+        items.back().text += tok->token_bytes(seq[i]);
+      } else {
+        items.push_back({0, std::string(tok->token_bytes(seq[i]))});
+      }
+      const size_t k = items.size();
+      found = k >= 3 && items[k - 1].special == 5 && items[k - 2].special == 0 &&
+              items[k - 2].text == "ab" && items[k - 3].special == 4;
+      end = i + 1;
+    }
+    if (!found) return {true, false};
+    std::string rest;
+    for (size_t i = end; i < seq.size(); ++i) {
+      if (seq[i] >= 4) return {false, false};
+      rest += tok->token_bytes(seq[i]);
+    }
+    const bool bs = std::all_of(rest.begin(), rest.end(), [](char c) { return c == 'b'; });
+    return {bs, bs && !rest.empty()};
+  };
+
+  int checked = 0;
+  std::function<void(const std::vector<TokenId>&, Matcher&)> visit =
+      [&](const std::vector<TokenId>& seq, Matcher& m) {
+        std::vector<uint32_t> mask(1);
+        m.FillMask(mask);
+        ASSERT_EQ(m.CanStop(), judge(seq).second);
+        for (TokenId t = 0; t <= eos; ++t) {
+          std::vector<TokenId> longer = seq;
+          longer.push_back(t);
+          const bool expected = t == eos ? judge(seq).second : judge(longer).first;
+          ASSERT_EQ(Bit(mask, t), expected)
+              << "sequence " << absl::StrJoin(seq, ",") << " token " << t;
+          ++checked;
+          if (expected && t != eos && longer.size() < 5) {
+            std::unique_ptr<Matcher> child = m.Clone();
+            ASSERT_TRUE(child->AcceptToken(t));
+            visit(longer, *child);
+          }
+        }
+      };
+  auto m = Matcher::Create(*g);
+  visit({}, *m);
+  EXPECT_GT(checked, 10000);
 }
 
 }  // namespace

@@ -223,5 +223,43 @@ TEST(ToolCallsTest, HarmonyNeedsATokenizerWithItsSpecialTokens) {
       << grammar.status();
 }
 
+// gpt-oss: the reasoning ends at the final channel, <|channel|>final<|message|>,
+// made of special tokens. Before it any text and special tokens (EOS
+// excepted); <|channel|> followed by other text is not the marker.
+TEST(ReasoningTest, GptOssFinalChannelThenJson) {
+  auto tokenizer = testing::LoadRealTokenizer("gptoss");
+  ASSERT_NE(tokenizer, nullptr);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
+  CompileOptions options;
+  options.reasoning_end_marker = "<|channel|>final<|message|>";
+  auto grammar = CompileGrammar(spec, options, tokenizer);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  const std::string reasoning =
+      "<|channel|>analysis<|message|>Think: {\"a\": is wanted. <|channel|>final is text "
+      "here<|end|><|start|>assistant";
+  const std::vector<TokenId> thinking = tokenizer->Encode(reasoning);
+  auto [allowed, eos] = Walk(*grammar, *tokenizer, thinking);
+  EXPECT_EQ(allowed, thinking.size());
+  EXPECT_FALSE(eos);
+  const std::vector<TokenId> ids =
+      tokenizer->Encode(reasoning + "<|channel|>final<|message|>{\"a\": 1}");
+  std::tie(allowed, eos) = Walk(*grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // After the marker, only the JSON: no special token, no other text.
+  const std::vector<TokenId> bad =
+      tokenizer->Encode("<|channel|>final<|message|><|channel|>final<|message|>{\"a\": 1}");
+  EXPECT_EQ(Walk(*grammar, *tokenizer, bad).first, 3u);
+  const std::vector<TokenId> text_after = tokenizer->Encode("<|channel|>final<|message|>Sure");
+  EXPECT_EQ(Walk(*grammar, *tokenizer, text_after).first, 3u);
+  // A marker of special tokens that ends in text cannot be exact here.
+  options.reasoning_end_marker = "<|channel|>final";
+  auto refused = CompileGrammar(spec, options, tokenizer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented) << refused.status();
+}
+
 }  // namespace
 }  // namespace maskd
