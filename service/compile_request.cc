@@ -72,10 +72,14 @@ absl::Status TranslateToolCalls(const v1::ToolCallsSpec& spec, GrammarSpec& out)
     case v1::TOOL_CALL_FORMAT_HARMONY:
       format = ToolCallFormat::kHarmony;
       break;
+    case v1::TOOL_CALL_FORMAT_LLAMA3_PYTHON_TAG:
+      format = ToolCallFormat::kLlama3PythonTag;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("spec.tool_calls.format ", spec.format(),
-                       " is not a known format (LLAMA3_JSON = 1, QWEN3 = 2, HARMONY = 3)"));
+                       " is not a known format (LLAMA3_JSON = 1, QWEN3 = 2, HARMONY = 3, "
+                       "LLAMA3_PYTHON_TAG = 4)"));
   }
   std::vector<ToolSpec> tools;
   for (const v1::Tool& tool : spec.tools()) {

@@ -84,6 +84,19 @@ absl::StatusOr<std::string> ToolCallStructuralTag(const std::vector<ToolSpec>& t
           R"({"type":"structural_tag","format":{"type":"triggered_tags","triggers":["<tool_call>"],"tags":[)",
           tags, "],", flags, "}}");
     }
+    case ToolCallFormat::kLlama3PythonTag: {
+      std::string branches;
+      for (size_t i = 0; i < tools.size(); ++i) {
+        if (i > 0) branches += ",";
+        branches += absl::StrCat(R"({"type":"sequence","elements":[)",
+                                 Const(absl::StrCat(R"(<|python_tag|>{"name": )",
+                                                    Quoted(tools[i].name), R"(, "parameters": )")),
+                                 ",", Schema(schemas[i]), ",", Const("}"), "]}");
+      }
+      if (!options.require_call) branches += R"(,{"type":"any_text"})";
+      return absl::StrCat(R"({"type":"structural_tag","special_tokens":["<|python_tag|>"],)",
+                          R"("format":{"type":"or","elements":[)", branches, "]}}");
+    }
     case ToolCallFormat::kHarmony: {
       // One assistant message after <|start|>assistant: a call on the
       // commentary channel, or (unless a call is required) a final answer.

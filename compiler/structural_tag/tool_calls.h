@@ -26,6 +26,9 @@ enum class ToolCallFormat {
   // are token terminals when compiled for a tokenizer that has them (gpt-oss);
   // one call per message, as harmony has it (single_call changes nothing).
   kHarmony,
+  // Llama 3.1+ with <|python_tag|>: <|python_tag|>{"name": NAME,
+  // "parameters": ARGS}, or (unless a call is required) plain text. One call.
+  kLlama3PythonTag,
 };
 
 struct ToolSpec {

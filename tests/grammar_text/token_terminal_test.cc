@@ -270,7 +270,6 @@ TEST(TokenTerminalTest, LarkPythonTagWithLlama31) {
 
 // SmallVocabTokenizer's Encode never produces special tokens; this one
 // encodes the reasoning marker "<c>ab<m>" as a real tokenizer would.
-}  // namespace
 class MarkerTokenizer final : public Tokenizer {
  public:
   explicit MarkerTokenizer(std::shared_ptr<const SmallVocabTokenizer> base)
@@ -292,7 +291,6 @@ class MarkerTokenizer final : public Tokenizer {
   std::shared_ptr<const SmallVocabTokenizer> base_;
 };
 
-namespace {
 // Reasoning first with a marker of special tokens and text (<c>ab<m>): every
 // mask along every token sequence up to length 5 against a reference that
 // splits the sequence into special tokens and text segments and finds the

@@ -2,13 +2,17 @@
 // tokenizers: a model's canonical tokenization of a realistic output passes
 // through the masks token by token, EOS where the output may end, and calls
 // that break the tool's schema or name an unknown tool are refused.
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/structural_tag/tool_calls.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
 #include "tests/support/real_tokenizer.h"
 
 namespace maskd {
@@ -259,6 +263,58 @@ TEST(ReasoningTest, GptOssFinalChannelThenJson) {
   auto refused = CompileGrammar(spec, options, tokenizer);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented) << refused.status();
+}
+
+// The Llama 3 tokenizer made a Llama 3.1 one: 3.1 names the reserved ids
+// 128008 and 128010 <|eom_id|> and <|python_tag|>; the vocabulary is the same.
+std::shared_ptr<const Tokenizer> Llama31() {
+  const std::string dir = testing::TokenizerDir("llama3");
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string json = absl::StrReplaceAll(read(dir + "/tokenizer.json"),
+                                               {{"<|reserved_special_token_5|>", "<|python_tag|>"},
+                                                {"<|reserved_special_token_4|>", "<|eom_id|>"}});
+  auto tokenizer = Tokenizer::FromJson(json, read(dir + "/tokenizer_config.json"));
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  return tokenizer.ok() ? *tokenizer : nullptr;
+}
+
+TEST(ToolCallsTest, Llama3PythonTagCall) {
+  auto tokenizer = Llama31();
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kLlama3PythonTag, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  const std::vector<TokenId> ids =
+      tokenizer->Encode(R"(<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}})");
+  ASSERT_EQ(ids[0], 128010u);
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  EXPECT_TRUE(Walk(grammar, *tokenizer, tokenizer->Encode("Just text.")).second);
+  // A call after the tag must follow the tool's schema.
+  const std::vector<TokenId> bad =
+      tokenizer->Encode(R"(<|python_tag|>{"name": "get_weather", "parameters": {}})");
+  EXPECT_LT(Walk(grammar, *tokenizer, bad).first, bad.size());
+  ToolCallOptions required;
+  required.require_call = true;
+  auto must_call = Compile(ToolCallFormat::kLlama3PythonTag, required, tokenizer);
+  ASSERT_NE(must_call, nullptr);
+  EXPECT_EQ(Walk(must_call, *tokenizer, tokenizer->Encode("Just text.")).first, 0u);
+  // Llama 3.0 has no <|python_tag|>: refused, not approximated by text.
+  auto llama3 = testing::LoadRealTokenizer("llama3");
+  ASSERT_NE(llama3, nullptr);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kStructuralTag;
+  spec.text = *ToolCallStructuralTag(kTools, ToolCallFormat::kLlama3PythonTag, {});
+  auto refused = CompileGrammar(spec, CompileOptions{}, llama3);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("\"<|python_tag|>\" is not a special token"),
+            std::string::npos)
+      << refused.status();
 }
 
 }  // namespace
