@@ -26,6 +26,7 @@ class GbnfParser {
              GrammarIr& ir)
       : cur_{text, 0},
         flavor_(flavor),
+        max_nesting_(options.max_nesting),
         tokenizer_(options.tokenizer),
         writer_(ir, text, options.max_symbols) {}
 
@@ -272,9 +273,15 @@ class GbnfParser {
           return Error(at, "lookahead assertions '(= ...)' are not supported",
                        absl::StatusCode::kUnimplemented);
         }
+        if (nesting_ >= max_nesting_) {
+          return Error(at, absl::StrCat("groups nested more than ", max_nesting_,
+                                        " deep (max_recursion_depth)"));
+        }
         ++cur_.pos;
         SkipSpace(true);
+        ++nesting_;
         absl::StatusOr<Alternatives> alts = ParseAlternates(true);
+        --nesting_;
         if (!alts.ok()) return alts.status();
         if (!cur_.consume(")")) return Error(at, "unbalanced '(': expected ')'");
         absl::StatusOr<Symbol> group = writer_.Group(*alts, at);
@@ -328,6 +335,8 @@ class GbnfParser {
 
   TextCursor cur_;
   GbnfFlavor flavor_;
+  const int max_nesting_;
+  int nesting_ = 0;  // groups open at the parse position
   const Tokenizer* tokenizer_;
   IrWriter writer_;
 };

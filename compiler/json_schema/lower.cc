@@ -549,6 +549,11 @@ class Lowering {
         absl::StatusOr<ExprId> re = ParseRegex(format->pattern, regex::MatchMode::kFullMatch);
         if (!re.ok()) return re.status();
         e = pool_.And(e, *re);
+        for (const std::string& also : format->also) {
+          absl::StatusOr<ExprId> more = ParseRegex(also, regex::MatchMode::kFullMatch);
+          if (!more.ok()) return more.status();
+          e = pool_.And(e, *more);
+        }
         if (format->max_length) {
           e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
         }
@@ -903,6 +908,9 @@ class Lowering {
   const LowerOptions& options_;
   GrammarIr& ir_;
   ExprSet& pool_;
+  // Emptiness checks made while lowering stop when the compile is cancelled
+  // or past its time limit, not only between schema nodes.
+  ExprSet::ScopedInterrupt interrupt_{&pool_, options_.cancelled, options_.deadline};
   JsonQuoter quoter_{pool_};
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
