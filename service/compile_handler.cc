@@ -42,9 +42,9 @@ std::shared_ptr<CompileWait> CompileHandler::CompileGrammarAsync(const v1::Compi
   }
   absl::StatusOr<CompileJob> job = TranslateCompileRequest(request, limits_);
   if (!job.ok()) {
-    // Unsupported options are about the spec; a missing spec or an
-    // oversized one is about the call.
-    const bool spec_error = job.status().code() == absl::StatusCode::kUnimplemented;
+    // Unsupported options and bad tool lists are about the spec; a missing
+    // spec or an oversized one is about the call.
+    const bool spec_error = IsSpecTranslationError(job.status());
     std::move(done)(job.status(), spec_error);
     return nullptr;
   }

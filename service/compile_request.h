@@ -48,6 +48,14 @@ struct CompileJob {
 // the spec is larger than limits.max_spec_bytes (naming the limit),
 // UNIMPLEMENTED for options the engine does not honour yet
 // (max_recursion_depth) rather than silently ignoring them.
+// Marks a translation error that is about the spec's content (a bad tool
+// list), not the call: answered in CompileResponse.error.
+inline constexpr char kSpecErrorPayload[] = "maskd/spec-error";
+
+// Whether a TranslateCompileRequest error belongs in CompileResponse.error
+// (UNIMPLEMENTED options, a bad tool list) rather than the RPC status.
+bool IsSpecTranslationError(const absl::Status& status);
+
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits);
 

@@ -11,12 +11,14 @@
 #ifndef MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
 #define MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -56,10 +58,27 @@ struct LexemeFlags {
   friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
 };
 
+// A token terminal: a lexeme matched by one whole token of the tokenizer
+// (e.g. a special token such as <|call|>), never by bytes. `ids` are sorted
+// and unique; negated, it matches every token not in `ids` (EOS excepted:
+// the grammar's end governs EOS). Its regex is the empty language, so the
+// lexer never produces it; the matcher's token pass does.
+struct TokenTerminal {
+  std::vector<uint32_t> ids;
+  bool negated = false;
+  bool Contains(uint32_t id) const {
+    return std::binary_search(ids.begin(), ids.end(), id) != negated;
+  }
+  friend bool operator==(const TokenTerminal&, const TokenTerminal&) = default;
+};
+
 struct LexemeInfo {
   std::string name;  // For errors and debug output.
   RegexExprId regex = 0;
   LexemeFlags flags;
+  // Set for token terminals (then `regex` is the empty language).
+  std::shared_ptr<const TokenTerminal> token;
+  bool is_token() const { return token != nullptr; }
 };
 
 // A grammar symbol: a lexeme or a nonterminal, packed in 32 bits (the top bit
@@ -102,6 +121,13 @@ class GrammarBuilder {
   // IS that lexeme (the lexer would always end both on the same bytes), so
   // its id is returned and `name` is ignored.
   LexemeId AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags = {});
+  // Adds a token terminal (`ids` need not be sorted); one with the same ids
+  // and negation IS that terminal. Its regex is `nothing` (the pool's empty
+  // language, regex::ExprSet::kNothing).
+  LexemeId AddTokenLexeme(std::string_view name, std::vector<uint32_t> ids, bool negated,
+                          RegexExprId nothing = 0);
+  // Some lexeme is a token terminal.
+  bool has_token_lexemes() const { return !lexeme_by_token_.empty(); }
   // Returns the nonterminal called `name`, creating it on first use, so front
   // ends can reference a nonterminal before defining it. A nonterminal that
   // is used but never gets a rule makes Build() fail naming it.
@@ -155,6 +181,7 @@ class GrammarBuilder {
     }
   };
   absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
+  absl::flat_hash_map<std::pair<std::vector<uint32_t>, bool>, LexemeId> lexeme_by_token_;
   std::vector<Rule> rules_;
   NonterminalId start_ = kNoStart;
 };

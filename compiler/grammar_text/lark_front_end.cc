@@ -15,6 +15,7 @@
 #include "compiler/grammar_text/lark_common.h"
 #include "compiler/grammar_text/text_cursor.h"
 #include "compiler/grammar_text/text_error.h"
+#include "compiler/grammar_text/token_reference.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/regex/ecma_regex.h"
@@ -26,7 +27,7 @@ namespace {
 // --- Syntax tree of a definition body ---
 
 struct Expr {
-  enum Kind { kAlt, kSeq, kRepeat, kName, kString, kRegex, kRange, kJson };
+  enum Kind { kAlt, kSeq, kRepeat, kName, kString, kRegex, kRange, kJson, kToken };
   Kind kind = kSeq;
   size_t at = 0;
   std::vector<Expr> kids;
@@ -34,6 +35,7 @@ struct Expr {
   std::string flags;  // string / regex flags
   uint32_t min = 0, max = 0;
   uint32_t lo = 0, hi = 0;  // kRange code points
+  TokenReference token;     // kToken
 };
 
 Expr MakeExpr(Expr::Kind kind, size_t at) {
@@ -65,7 +67,8 @@ bool IsTerminalName(std::string_view name) {
 
 class LarkParser {
  public:
-  LarkParser(std::string_view text, int max_nesting) : cur_{text, 0}, max_nesting_(max_nesting) {}
+  LarkParser(std::string_view text, int max_nesting, const Tokenizer* tokenizer = nullptr)
+      : cur_{text, 0}, max_nesting_(max_nesting), tokenizer_(tokenizer) {}
 
   std::vector<Definition> definitions;
   std::vector<Expr> ignores;
@@ -527,13 +530,14 @@ class LarkParser {
       return e;
     }
     if (c == '<') {
-      size_t end = cur_.text.find('>', at);
-      const std::string_view token =
-          cur_.text.substr(at, end == std::string_view::npos ? 1 : end - at + 1);
-      return Error(at,
-                   absl::StrCat("special-token references such as '", std::string(token),
-                                "' are not supported yet (the matcher works on bytes)"),
-                   absl::StatusCode::kUnimplemented);
+      size_t end = at;
+      absl::StatusOr<TokenReference> ref =
+          ReadTokenReference(cur_.text, at, TokenSyntax::kLark, tokenizer_, &end);
+      if (!ref.ok()) return ref.status();
+      cur_.pos = end;
+      Expr e = MakeExpr(Expr::kToken, at);
+      e.token = *std::move(ref);
+      return e;
     }
     if (IsNameStart(c)) {
       Expr name = MakeExpr(Expr::kName, at);
@@ -545,6 +549,7 @@ class LarkParser {
 
   TextCursor cur_;
   const int max_nesting_;
+  const Tokenizer* tokenizer_;
 };
 
 // --- Lowering ---
@@ -747,6 +752,11 @@ class LarkLowering {
       case Expr::kJson:
         return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
                          "%json is a rule, not a terminal: use it in a lowercase rule");
+      case Expr::kToken:
+        return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
+                         absl::StrCat("the token reference '", e.token.spelling,
+                                      "' cannot be used inside a terminal (terminals are text); "
+                                      "use it in a lowercase rule"));
     }
     return absl::InternalError("unknown Lark expression");
   }
@@ -844,6 +854,11 @@ class LarkLowering {
       }
       case Expr::kJson:
         return JsonSymbol(e);
+      case Expr::kToken: {
+        const Symbol token = Symbol::Lexeme(AddTokenLexeme(ir_, e.token, text_, e.at));
+        if (!ignore_.has_value()) return SymbolSeq{token};
+        return SymbolSeq{Symbol::Nonterminal(*ignore_), token};
+      }
     }
     return absl::InternalError("unknown Lark expression");
   }
@@ -881,7 +896,7 @@ class LarkLowering {
 }  // namespace
 
 absl::StatusOr<GrammarIr> BuildLarkIr(std::string_view text, const GrammarTextOptions& options) {
-  LarkParser parser(text, options.max_nesting);
+  LarkParser parser(text, options.max_nesting, options.tokenizer);
   if (absl::Status s = parser.Parse(); !s.ok()) return s;
   GrammarIr ir;
   LarkLowering lowering(text, options, ir);

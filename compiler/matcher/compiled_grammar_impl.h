@@ -18,6 +18,7 @@
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
+#include "compiler/matcher/token_terminals.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/regex/lazy_dfa.h"
 
@@ -57,6 +58,8 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }
   const VocabIndex& vocab() const { return *vocab_; }
   const regex::LazyDfa& dfa() const { return *dfa_; }
+  // The grammar's token terminals in this tokenizer (empty for most grammars).
+  const TokenTerminals& token_terminals() const { return token_terminals_; }
 
   // The lexer state that starts a lexeme from `allowed` (memoized).
   regex::StateId LexerStart(const LexemeSet& allowed) const;
@@ -71,6 +74,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   std::unique_ptr<regex::ExprSet> pool_;
   std::unique_ptr<regex::LazyDfa> dfa_;
   std::unique_ptr<MaskCache> mask_cache_;
+  TokenTerminals token_terminals_;
 
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
   // uninstrumented Abseil.

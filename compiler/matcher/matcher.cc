@@ -38,7 +38,8 @@ class MatcherImpl final : public Matcher {
         options_(options),
         parser_(grammar_->grammar_ptr()),
         stepper_(*grammar_),
-        distinct_(DistinctValueLexemes(grammar_->grammar())) {
+        distinct_(DistinctValueLexemes(grammar_->grammar())),
+        token_scratch_(grammar_->grammar().num_lexemes()) {
     pos_ = stepper_.Start(parser_);
   }
 
@@ -50,7 +51,8 @@ class MatcherImpl final : public Matcher {
         distinct_(other.distinct_),
         pos_(other.pos_),
         stopped_(other.stopped_),
-        history_(other.history_) {}
+        history_(other.history_),
+        token_scratch_(other.token_scratch_) {}
 
   bool AcceptToken(TokenId token) override {
     const VocabIndex& vocab = grammar_->vocab();
@@ -61,6 +63,7 @@ class MatcherImpl final : public Matcher {
       stopped_ = true;
       return true;
     }
+    if (AcceptTokenTerminal(token)) return true;
     if (vocab.tokenizer().is_special(token)) return false;
     return AdvanceBytes(vocab.tokenizer().token_bytes(token));
   }
@@ -110,6 +113,7 @@ class MatcherImpl final : public Matcher {
         parser_.Pop(parser_.Depth() - base_depth);
       }
     }
+    AddTokenTerminals(words);
     if (stepper_.CanStop(parser_, pos_)) {
       for (TokenId eos : grammar_->vocab().eos_ids()) {
         if (eos / 32 < words.size()) words[eos >> 5] |= uint32_t{1} << (eos & 31);
@@ -122,6 +126,7 @@ class MatcherImpl final : public Matcher {
   bool MustStop() override {
     if (stopped_) return true;
     if (!stepper_.CanStop(parser_, pos_)) return false;
+    if (TokenTerminalAllowed(pos_)) return false;
     for (int b = 0; b < 256; ++b) {
       if (ViableByte(pos_, static_cast<uint8_t>(b))) return false;
     }
@@ -150,6 +155,9 @@ class MatcherImpl final : public Matcher {
     while (out.bytes.size() < kMaxJumpForwardBytes) {
       // With EOS possible here, the continuation is not forced.
       if (stepper_.CanStop(parser_, pos)) break;
+      // A token terminal may come here: the next token is not forced bytes
+      // (forcing a special token is left to the mask).
+      if (TokenTerminalAllowed(pos)) break;
       int only = -1;
       for (int b = 0; b < 256; ++b) {
         if (!ViableByte(pos, static_cast<uint8_t>(b))) continue;
@@ -204,6 +212,45 @@ class MatcherImpl final : public Matcher {
     Remember({base_depth, pos_, stopped_});
     pos_ = pos;
     return true;
+  }
+
+  // The token pass (token_terminals.h): takes `token` as a token terminal
+  // the grammar allows here, ending the lexeme in progress first. The
+  // compile proved that a token this accepts cannot also be read as text.
+  bool AcceptTokenTerminal(TokenId token) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    if (terminals.empty()) return false;
+    const size_t base_depth = parser_.Depth();
+    if (pos_.in_lexeme && !stepper_.EndLexeme(parser_, pos_.lexer)) return false;
+    if (!terminals.Matching(parser_.Allowed(), token, &token_scratch_) ||
+        !parser_.ScanAny(token_scratch_)) {
+      parser_.Pop(parser_.Depth() - base_depth);
+      return false;
+    }
+    Remember({base_depth, pos_, stopped_});
+    pos_ = stepper_.Start(parser_);
+    return true;
+  }
+
+  // Marks the tokens of the token terminals allowed at pos_.
+  void AddTokenTerminals(std::span<uint32_t> words) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    if (terminals.empty()) return;
+    const size_t depth = parser_.Depth();
+    if (pos_.in_lexeme && !stepper_.EndLexeme(parser_, pos_.lexer)) return;
+    terminals.AddAllowed(parser_.Allowed(), words);
+    parser_.Pop(parser_.Depth() - depth);
+  }
+
+  // Whether some token terminal may come at `pos` (the parser stands there).
+  bool TokenTerminalAllowed(const LexPosition& pos) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    if (terminals.empty()) return false;
+    const size_t depth = parser_.Depth();
+    if (pos.in_lexeme && !stepper_.EndLexeme(parser_, pos.lexer)) return false;
+    const bool any = terminals.AnyAllowed(parser_.Allowed());
+    parser_.Pop(parser_.Depth() - depth);
+    return any;
   }
 
   struct Frame {
@@ -279,6 +326,7 @@ class MatcherImpl final : public Matcher {
     Frame frame;
   };
   std::vector<WalkEntry> walk_stack_;
+  LexemeSet token_scratch_;  // the token terminals a token matches
 };
 
 }  // namespace

@@ -2,8 +2,10 @@
 //
 // Exactness contract (DESIGN.md §3): with output bytes so far `p`, token `t` is
 // allowed iff some string of the grammar's language starts with p + bytes(t);
-// EOS is allowed iff p itself is in the language. Special tokens other than EOS
-// are never allowed.
+// EOS is allowed iff p itself is in the language. A special token other than
+// EOS is allowed only where the grammar has a token terminal naming it
+// (grammar.h TokenTerminal): outputs are then sequences of text and whole
+// tokens, text never matched by a special token nor a token terminal by text.
 //
 // A CompiledGrammar is immutable and shared by any number of matchers on any
 // number of threads; a Matcher is owned by one sequence and used by one thread

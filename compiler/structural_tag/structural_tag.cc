@@ -90,6 +90,9 @@ class TagLowering {
           (type->kind() != JsonValue::Kind::kString || type->string() != "structural_tag")) {
         return Invalid("\"type\" beside \"format\" must be \"structural_tag\"", "/type");
       }
+      if (const JsonValue* needed = Member(doc, "special_tokens")) {
+        if (absl::Status s = CheckSpecialTokens(*needed); !s.ok()) return s;
+      }
       start = Lower(*format, "/format", /*at_end=*/true, nullptr);
     } else if (Member(doc, "structures") != nullptr) {
       start = Legacy(doc);
@@ -102,6 +105,26 @@ class TagLowering {
   }
 
  private:
+  // maskd's "special_tokens": [...] beside "format": texts that must each be
+  // one special token of the compile's tokenizer (a preset such as harmony
+  // means nothing as plain text).
+  absl::Status CheckSpecialTokens(const JsonValue& needed) {
+    absl::StatusOr<std::vector<std::string>> texts = Strings(needed, "/special_tokens");
+    if (!texts.ok()) return texts.status();
+    for (size_t i = 0; i < texts->size(); ++i) {
+      const std::string& text = (*texts)[i];
+      std::vector<TokenId> ids;
+      if (options_.tokenizer != nullptr) ids = options_.tokenizer->Encode(text);
+      if (ids.size() != 1 || !IsSpecialTerminal(ids[0])) {
+        return Invalid(
+            absl::StrCat("\"", text, "\" is not a special token of tokenizer ",
+                         options_.tokenizer != nullptr ? options_.tokenizer->name() : "(none)"),
+            Child("/special_tokens", i));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::string> String(const JsonValue& object, std::string_view key,
                                      const std::string& pointer) {
     const JsonValue* v = Member(object, key);
@@ -135,13 +158,52 @@ class TagLowering {
     return out;
   }
 
-  // The symbols of a literal: none for "", else one literal lexeme.
+  // The symbols of a literal: none for "", else literal lexemes for its
+  // text and, where the compile's tokenizer has a special token (EOS
+  // excepted) whose text occurs in it, that token as a token terminal, as
+  // XGrammar maps a tag's begin/end that is a special token's text to it.
   std::vector<Symbol> LiteralSymbols(const std::string& s) {
     if (s.empty()) return {};
     LexemeFlags flags;
     flags.literal = true;
-    return {
-        Symbol::Lexeme(builder_.AddLexeme(absl::StrCat("\"", s, "\""), pool_.Literal(s), flags))};
+    std::vector<Symbol> out;
+    std::string text;
+    auto flush = [&] {
+      if (text.empty()) return;
+      out.push_back(Symbol::Lexeme(
+          builder_.AddLexeme(absl::StrCat("\"", text, "\""), pool_.Literal(text), flags)));
+      text.clear();
+    };
+    if (!HasSpecialToken(s)) {
+      text = s;
+    } else {
+      for (TokenId id : options_.tokenizer->Encode(s)) {
+        if (!IsSpecialTerminal(id)) {
+          text += options_.tokenizer->token_bytes(id);
+          continue;
+        }
+        flush();
+        out.push_back(Symbol::Lexeme(builder_.AddTokenLexeme(
+            std::string(options_.tokenizer->token_bytes(id)), {id}, false, ExprSet::kNothing)));
+      }
+    }
+    flush();
+    return out;
+  }
+
+  // A special token other than EOS: what LiteralSymbols makes a token
+  // terminal.
+  bool IsSpecialTerminal(TokenId id) const {
+    const Tokenizer& t = *options_.tokenizer;
+    if (!t.is_special(id) || t.token_bytes(id).empty()) return false;
+    return std::find(t.eos_ids().begin(), t.eos_ids().end(), id) == t.eos_ids().end();
+  }
+  bool HasSpecialToken(const std::string& s) const {
+    if (options_.tokenizer == nullptr) return false;
+    for (TokenId id : options_.tokenizer->Encode(s)) {
+      if (IsSpecialTerminal(id)) return true;
+    }
+    return false;
   }
 
   NonterminalId Fresh(std::string_view hint) { return builder_.FreshNonterminal(hint); }
@@ -170,6 +232,12 @@ class TagLowering {
     for (const std::string& e : ends) {
       if (e.empty()) {
         *error = Unsupported("any_text followed by an empty string never ends", pointer);
+        return 0;
+      }
+      if (HasSpecialToken(e)) {
+        *error = Unsupported(absl::StrCat("any_text followed by \"", e,
+                                          "\", which holds a special token (free text is bytes)"),
+                             pointer);
         return 0;
       }
     }
@@ -480,6 +548,11 @@ class TagLowering {
     for (size_t i = 0; i < triggers.size(); ++i) {
       if (triggers[i].empty()) {
         return Invalid("a trigger is empty", Child(Child(pointer, "triggers"), i));
+      }
+      if (HasSpecialToken(triggers[i])) {
+        return Unsupported(absl::StrCat("the trigger \"", triggers[i],
+                                        "\" holds a special token (free text is bytes)"),
+                           Child(Child(pointer, "triggers"), i));
       }
     }
     if (tags.empty() && at_least_one) {

@@ -42,6 +42,7 @@
 #include "compiler/grammar/grammar_ir.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
+#include "compiler/tokenizer/tokenizer.h"
 
 namespace maskd {
 
@@ -49,6 +50,10 @@ struct StructuralTagOptions {
   // How the embedded JSON Schemas are read and lowered.
   json_schema::ParseOptions parse;
   json_schema::LowerOptions lower;
+  // The compile's tokenizer: literal text (const_string, a tag's begin and
+  // end) holding a special token's text gets that token as a token terminal.
+  // Null: literals are text only.
+  const Tokenizer* tokenizer = nullptr;
 };
 
 absl::StatusOr<GrammarIr> BuildStructuralTagGrammar(std::string_view text,

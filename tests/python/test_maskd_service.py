@@ -21,7 +21,7 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 
 def setUpModule():
     global SERVER, CLIENT, TOKENIZER
-    SERVER = MaskdServer(MASKD)
+    SERVER = MaskdServer(MASKD, tokenizers=("llama3", "gptoss"))
     CLIENT = MaskClient(SERVER.address, timeout=60)
     TOKENIZER = CLIENT.register_tokenizer(preloaded_name="llama3")
 
@@ -132,6 +132,30 @@ class StructuralTagTest(unittest.TestCase):
             self.assertFalse(first.may_stop)
         with self.assertRaises(ValueError):
             ToolCalls(tools, format="mistral").to_proto()
+
+    def test_harmony_tool_calls_with_gpt_oss(self):
+        """gpt-oss harmony: the special tokens are grammar terminals."""
+        gptoss = CLIENT.register_tokenizer(preloaded_name="gptoss")
+        tools = [{"name": "get_weather",
+                  "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                 "required": ["city"], "additionalProperties": False}}]
+        channel, constrain = 200005, 200003
+        with CLIENT.session(tokenizer_id=gptoss.tokenizer_id) as session:
+            first = session.open(1, ToolCalls(tools, format="harmony", require_call=True))
+            # Only <|channel|> may start the message, never its text as ordinary tokens.
+            self.assertEqual(first.mask.allowed_ids().tolist(), [channel])
+            self.assertFalse(first.may_stop)
+            after = session.advance(1, [channel])
+            # The recipient is forced text; jump-forward stops before <|constrain|>.
+            self.assertEqual(after.jump_forward_bytes, b"commentary to=functions.get_weather ")
+            self.assertFalse(after.mask.allowed(channel))
+            self.assertFalse(after.mask.allowed(constrain))
+        # Llama 3 has no harmony tokens: a spec error naming the token, not a failed RPC.
+        with self.assertRaises(CompileError) as ctx:
+            CLIENT.compile(TOKENIZER.tokenizer_id, ToolCalls(tools, format="harmony"))
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(ctx.exception.location.json_pointer, "/special_tokens/0")
+        self.assertIn("<|channel|>", str(ctx.exception))
 
     def test_reasoning_first(self):
         schema = JsonSchema({"type": "integer"})

@@ -244,6 +244,30 @@ TEST_F(EngineRpcTest, CompilesEverySpecKind) {
   EXPECT_NE(CompileHandle(other), response.grammar().handle());
 }
 
+// A bad tool list, and harmony for a tokenizer without harmony's special
+// tokens, are spec errors in CompileResponse.error, not failed RPCs.
+TEST_F(EngineRpcTest, ToolCallSpecErrorsAreInTheResponse) {
+  v1::CompileRequest request = SchemaRequest("");
+  v1::ToolCallsSpec* calls = request.mutable_spec()->mutable_tool_calls();
+  calls->set_format(v1::TOOL_CALL_FORMAT_QWEN3);
+  calls->add_tools()->set_name("a");
+  calls->add_tools()->set_name("a");
+  v1::CompileResponse response = Compile(request);
+  ASSERT_TRUE(response.has_error()) << response.DebugString();
+  EXPECT_EQ(response.error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response.error().message(), HasSubstr("repeats the name \"a\""));
+
+  calls->mutable_tools(1)->set_name("b");
+  calls->set_format(v1::TOOL_CALL_FORMAT_HARMONY);
+  response = Compile(request);
+  ASSERT_TRUE(response.has_error()) << response.DebugString();
+  EXPECT_EQ(response.error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response.error().message(),
+              HasSubstr("\"<|channel|>\" is not a special token of tokenizer"));
+  calls->set_format(v1::TOOL_CALL_FORMAT_QWEN3);
+  EXPECT_TRUE(Compile(request).has_grammar());
+}
+
 TEST_F(EngineRpcTest, GrammarSessionsOpenedInlineEqualTheInProcessMatcher) {
   struct Case {
     v1::GrammarDialect wire;
