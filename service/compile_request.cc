@@ -254,6 +254,16 @@ const char* SpecKindLabel(SpecKind kind) {
   return "unknown";
 }
 
+CompileJob HealedCompileJob(const CompileJob& base, const std::string& removed_bytes) {
+  CompileJob healed = base;
+  healed.options.required_prefix = removed_bytes;
+  std::string key = "maskd.healed.v1;";
+  AppendField(key, base.handle);
+  AppendField(key, removed_bytes);
+  healed.handle = Sha256Hex(key);
+  return healed;
+}
+
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits) {
   CompileJob job;

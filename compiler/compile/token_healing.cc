@@ -1,16 +1,24 @@
 #include "compiler/compile/token_healing.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace maskd {
 
 Healing HealPromptTail(const Tokenizer& tokenizer, std::span<const TokenId> tail) {
+  // A tail as long as the longest token cannot be a proper prefix of one, so
+  // a long tail costs no more than a short one.
+  size_t longest = 0;
+  for (TokenId t = 0; t < tokenizer.vocab_size(); ++t) {
+    if (!tokenizer.is_special(t)) longest = std::max(longest, tokenizer.token_bytes(t).size());
+  }
   // The candidate tails, shortest first: bytes of the last k tokens.
   std::vector<std::string> suffixes;
   std::string bytes;
   for (size_t k = 1; k <= tail.size(); ++k) {
     const TokenId id = tail[tail.size() - k];
     if (id >= tokenizer.vocab_size() || tokenizer.is_special(id)) break;
+    if (bytes.size() + tokenizer.token_bytes(id).size() >= longest) break;
     bytes.insert(0, tokenizer.token_bytes(id));
     suffixes.push_back(bytes);
   }
