@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -38,6 +40,36 @@ struct MarkerTokens {
   }
 };
 
+// The marker's tokens of `grammar`'s vocabulary, computed once per grammar
+// and marker (a pass over the vocabulary costs milliseconds; a batch opens
+// many sequences on one grammar). Entries hold the grammar weakly, so an
+// entry outlives neither its grammar nor a reuse of its address.
+std::shared_ptr<const MarkerTokens> MarkerTokensFor(
+    const std::shared_ptr<const CompiledGrammar>& grammar, const std::string& marker) {
+  struct Entry {
+    std::weak_ptr<const CompiledGrammar> grammar;
+    std::shared_ptr<const MarkerTokens> tokens;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<const CompiledGrammar*, std::string>, Entry> cache;
+  constexpr size_t kMaxEntries = 256;
+  const auto key = std::make_pair(grammar.get(), marker);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end() && it->second.grammar.lock() == grammar) {
+      return it->second.tokens;
+    }
+  }
+  auto tokens = std::make_shared<const MarkerTokens>(grammar->tokenizer(), marker);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxEntries) {
+    std::erase_if(cache, [](const auto& entry) { return entry.second.grammar.expired(); });
+    if (cache.size() >= kMaxEntries) cache.clear();
+  }
+  cache[key] = Entry{grammar, tokens};
+  return tokens;
+}
+
 class BudgetedMatcher final : public Matcher {
  public:
   BudgetedMatcher(std::shared_ptr<const CompiledGrammar> grammar, const ReasoningBudget& budget,
@@ -45,8 +77,7 @@ class BudgetedMatcher final : public Matcher {
       : grammar_(grammar),
         budget_(budget),
         max_rollback_(options.max_rollback),
-        marker_tokens_(
-            std::make_shared<const MarkerTokens>(grammar->tokenizer(), budget.end_marker)),
+        marker_tokens_(MarkerTokensFor(grammar, budget.end_marker)),
         inner_(Matcher::Create(std::move(grammar), options)) {}
 
   BudgetedMatcher(const BudgetedMatcher& other)
