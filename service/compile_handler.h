@@ -45,9 +45,11 @@ struct OpenedGrammar {
   // healed, `grammar` is the plain one).
   std::optional<Healing> healing;
   std::string healed_handle;  // the healed grammar's handle, when healed
-  // The grammar's CompileOptions::reasoning_end_marker, when the open asks
-  // for a reasoning budget (empty otherwise).
+  // The grammar's CompileOptions::reasoning_end_marker and the length of its
+  // required_prefix (healed bytes come before the reasoning), when the open
+  // asks for a reasoning budget (empty and 0 otherwise).
   std::string reasoning_end_marker;
+  size_t required_prefix_bytes = 0;
 };
 
 class CompileHandler {

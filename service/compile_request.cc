@@ -256,7 +256,9 @@ const char* SpecKindLabel(SpecKind kind) {
 
 CompileJob HealedCompileJob(const CompileJob& base, const std::string& removed_bytes) {
   CompileJob healed = base;
-  healed.options.required_prefix = removed_bytes;
+  // A grammar already healed (opened by its healed handle) keeps its own
+  // prefix after the newly removed bytes.
+  healed.options.required_prefix = removed_bytes + base.options.required_prefix;
   std::string key = "maskd.healed.v1;";
   AppendField(key, base.handle);
   AppendField(key, removed_bytes);

@@ -104,6 +104,10 @@ std::shared_ptr<CompileWait> CompileHandler::OpenGrammarAsync(const v1::OpenSequ
       opened.healed_handle = job->handle;
     }
   }
+  if (budget) {
+    opened.required_prefix_bytes =
+        (job != nullptr ? job->options : base->options).required_prefix.size();
+  }
   if (job == nullptr && cached != nullptr) {
     opened.grammar = std::move(cached);
     std::move(done)(std::move(opened));

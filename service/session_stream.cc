@@ -347,7 +347,7 @@ void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline,
     ReasoningBudget budget;
     budget.end_marker = opened.reasoning_end_marker;
     budget.max_tokens = open.max_reasoning_tokens();
-    if (opened.healing.has_value()) budget.prefix_bytes = opened.healing->removed_bytes.size();
+    budget.prefix_bytes = opened.required_prefix_bytes;
     absl::StatusOr<std::unique_ptr<Matcher>> budgeted =
         CreateBudgetedMatcher(grammar, budget, options);
     if (!budgeted.ok()) {

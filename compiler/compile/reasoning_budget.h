@@ -33,7 +33,9 @@ struct ReasoningBudget {
   uint32_t max_tokens = 0;
   // Output bytes before the reasoning starts (the grammar's
   // CompileOptions::required_prefix, from token healing): a marker inside
-  // them does not end the reasoning.
+  // them does not end the reasoning, and the marker is forced only once they
+  // are out (the tokens carrying them count toward max_tokens, and the one
+  // that ends them may carry reasoning bytes too, even with max_tokens 0).
   size_t prefix_bytes = 0;
 };
 

@@ -136,6 +136,30 @@ TEST_F(SessionOpenOptionsTest, HealingDropsTheTailAndConstrainsTheFirstTokens) {
   ASSERT_FALSE(reopened.has_error()) << reopened.error().message();
   EXPECT_FALSE(reopened.has_healing());
   EXPECT_EQ(DecodeMask(reopened.mask()), DecodeMask(opened.mask()));
+  // Healing a healed grammar keeps its prefix after the new one.
+  again.set_sequence_id(4);
+  again.mutable_open()->add_prompt_tail_tokens(Id("a"));
+  v1::SequenceResult twice = Step1(again);
+  ASSERT_FALSE(twice.has_error()) << twice.error().message();
+  EXPECT_EQ(twice.healing().removed_bytes(), "a");
+  EXPECT_EQ(DecodeMask(twice.mask()), Reference("aa", ""));
+}
+
+TEST_F(SessionOpenOptionsTest, HealedBytesComeBeforeTheReasoningAndItsBudget) {
+  v1::SequenceOp open = OpenInline(1, {",", "a"});
+  *open.mutable_open()->mutable_compile() = ChoicesRequest("x");
+  open.mutable_open()->set_max_reasoning_tokens(1);
+  v1::SequenceResult result = Step1(open);
+  ASSERT_FALSE(result.has_error()) << result.error().message();
+  EXPECT_EQ(result.healing().removed_bytes(), "a");
+  // "a" itself, or tokens covering it and going on into the reasoning.
+  EXPECT_THAT(Allowed(result.mask()), ::testing::UnorderedElementsAre("a", "ab"));
+  result = Step1(Advance(1, {"ab"}));  // "a" healed, "b" reasoning: the budget is spent
+  ASSERT_FALSE(result.has_error()) << result.error().message();
+  EXPECT_THAT(Allowed(result.mask()), ::testing::ElementsAre("x"));
+  result = Step1(Advance(1, {"x"}));
+  ASSERT_FALSE(result.has_error()) << result.error().message();
+  EXPECT_THAT(Allowed(result.mask()), ::testing::UnorderedElementsAre("a", "ab", "b", "e"));
 }
 
 TEST_F(SessionOpenOptionsTest, NothingToHealLeavesThePlainGrammar) {
