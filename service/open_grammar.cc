@@ -98,7 +98,7 @@ std::shared_ptr<CompileWait> CompileHandler::OpenGrammarAsync(const v1::OpenSequ
   if (heal) {
     const std::span<const TokenId> tail(open.prompt_tail_tokens().data(),
                                         static_cast<size_t>(open.prompt_tail_tokens_size()));
-    opened.healing = HealPromptTail(*tokenizer, tail);
+    opened.healing = HealPromptTail(tokenizer, tail);
     if (opened.healing->tokens_to_drop > 0) {
       job = std::make_shared<CompileJob>(HealedCompileJob(*base, opened.healing->removed_bytes));
       opened.healed_handle = job->handle;
