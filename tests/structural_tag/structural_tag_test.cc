@@ -196,7 +196,7 @@ TEST_P(TriggeredTagsInSequenceOracleTest, MasksMatchBruteForce) {
   int checked = 0;
   size_t longest = 0;
   // Deeper viability checks cost more: fewer vocabularies then.
-  for (int seed = 0; seed < (at_least_one ? 2 : 4); ++seed) {
+  for (int seed = 0; seed < (at_least_one ? 1 : 2); ++seed) {
     std::mt19937 rng(100 + seed);
     std::set<std::string> vocab;
     for (char c : kAlphabet) vocab.insert(std::string(1, c));
@@ -211,7 +211,7 @@ TEST_P(TriggeredTagsInSequenceOracleTest, MasksMatchBruteForce) {
         std::vector<std::string>(vocab.begin(), vocab.end()), "seq-tags-" + std::to_string(seed));
     auto grammar = CompileTag(TriggeredInSequenceSpec(at_least_one, stop_after_first), tokenizer);
     ASSERT_TRUE(grammar.ok()) << grammar.status();
-    for (int walk = 0; walk < 4; ++walk) {
+    for (int walk = 0; walk < 3; ++walk) {
       auto matcher = Matcher::Create(*grammar);
       const TokenId eos = tokenizer->eos_ids()[0];
       std::vector<uint32_t> mask((tokenizer->vocab_size() + 31) / 32);
@@ -236,7 +236,7 @@ TEST_P(TriggeredTagsInSequenceOracleTest, MasksMatchBruteForce) {
       }
     }
   }
-  EXPECT_GT(checked, 2000);
+  EXPECT_GT(checked, 1000);
   EXPECT_GT(longest, 8u);
 }
 
