@@ -264,6 +264,18 @@ const char* SpecKindLabel(SpecKind kind) {
   return "unknown";
 }
 
+CompileJob HealedCompileJob(const CompileJob& base, const std::string& removed_bytes) {
+  CompileJob healed = base;
+  // A grammar already healed (opened by its healed handle) keeps its own
+  // prefix after the newly removed bytes.
+  healed.options.required_prefix = removed_bytes + base.options.required_prefix;
+  std::string key = "maskd.healed.v1;";
+  AppendField(key, base.handle);
+  AppendField(key, removed_bytes);
+  healed.handle = Sha256Hex(key);
+  return healed;
+}
+
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits) {
   CompileJob job;

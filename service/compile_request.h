@@ -59,6 +59,12 @@ bool IsSpecTranslationError(const absl::Status& status);
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits);
 
+// Token healing (OpenSequence.prompt_tail_tokens): `base` with the output
+// required to start with `removed_bytes`, under a handle derived from
+// base.handle and those bytes (an inline compile and an open by handle of
+// the same grammar and prompt end share one cached compile).
+CompileJob HealedCompileJob(const CompileJob& base, const std::string& removed_bytes);
+
 // The metrics label of a spec kind.
 const char* SpecKindLabel(SpecKind kind);
 

@@ -135,16 +135,12 @@ void SessionReactor::AwaitCompiles(const std::vector<int>& indices) {
     if (ready) Dispatch(/*may_run_inline=*/false);
   };
   for (int index : indices) {
-    std::shared_ptr<CompileWait> wait = env_.compiler->CompileGrammarAsync(
-        request_.ops(index).open().compile(), tenant_, deadline,
-        [this, index, one_done](absl::StatusOr<CompileOutcome> outcome, bool /*spec_error*/) {
+    std::shared_ptr<CompileWait> wait = env_.compiler->OpenGrammarAsync(
+        request_.ops(index).open(), tenant_, deadline,
+        [this, index, one_done](absl::StatusOr<OpenedGrammar> opened) {
           {
             std::lock_guard<std::mutex> lock(mu_);
-            if (outcome.ok()) {
-              precompiled_[index] = outcome->handle.grammar;
-            } else {
-              precompiled_[index] = outcome.status();
-            }
+            precompiled_[index] = std::move(opened);
           }
           one_done();
         });

@@ -12,6 +12,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
+#include "compiler/compile/reasoning_budget.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "service/mask_encoding.h"
 #include "service/spec_error.h"
@@ -82,8 +83,7 @@ std::vector<int> SessionStream::InlineCompiles(const v1::StepRequest& request) c
   if (static_cast<size_t>(request.ops_size()) > env_.limits.max_ops_per_request) return out;
   for (int i = 0; i < request.ops_size(); ++i) {
     const v1::SequenceOp& op = request.ops(i);
-    if (op.op_case() == v1::SequenceOp::kOpen &&
-        op.open().grammar_case() == v1::OpenSequence::kCompile) {
+    if (op.op_case() == v1::SequenceOp::kOpen && CompileHandler::OpenMayCompile(op.open())) {
       out.push_back(i);
     }
   }
@@ -338,50 +338,45 @@ void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline,
         env_.limits.max_rollback_tokens, " (--max_rollback_tokens)")));
     return;
   }
-  std::shared_ptr<const CompiledGrammar> grammar;
-  switch (open.grammar_case()) {
-    case v1::OpenSequence::kHandle:
-      grammar = env_.store->Find(open.handle());
-      if (grammar == nullptr) {
-        work.Fail(absl::NotFoundError(absl::StrCat(
-            "grammar handle \"", open.handle().substr(0, 80),
-            "\" is not in this replica's cache (compiled on another replica, evicted, or "
-            "never compiled); open with an inline `compile` request instead")));
-        return;
-      }
-      break;
-    case v1::OpenSequence::kCompile: {
-      if (precompiled != nullptr && static_cast<size_t>(work.index) < precompiled->size() &&
-          (*precompiled)[work.index].has_value()) {
-        const auto& compiled = *(*precompiled)[work.index];
-        if (!compiled.ok()) {
-          work.Fail(absl::Status(compiled.status().code(),
-                                 absl::StrCat("open.compile: ", compiled.status().message())));
-          return;
-        }
-        grammar = *compiled;
-        break;
-      }
-      bool spec_error = false;
-      absl::StatusOr<CompileOutcome> outcome =
-          env_.compiler->CompileGrammar(open.compile(), deadline, &spec_error);
-      if (!outcome.ok()) {
-        work.Fail(absl::Status(outcome.status().code(),
-                               absl::StrCat("open.compile: ", outcome.status().message())));
-        return;
-      }
-      grammar = outcome->handle.grammar;
-      break;
-    }
-    case v1::OpenSequence::GRAMMAR_NOT_SET:
-      work.Fail(absl::InvalidArgumentError("open sets neither handle nor compile"));
-      return;
+  std::optional<absl::StatusOr<OpenedGrammar>> resolved;
+  if (precompiled != nullptr && static_cast<size_t>(work.index) < precompiled->size() &&
+      (*precompiled)[work.index].has_value()) {
+    resolved = *(*precompiled)[work.index];
+  } else {
+    resolved = env_.compiler->OpenGrammar(open, deadline);
   }
+  if (!resolved->ok()) {
+    work.Fail(resolved->status());
+    return;
+  }
+  const OpenedGrammar& opened = **resolved;
+  const std::shared_ptr<const CompiledGrammar>& grammar = opened.grammar;
   auto sequence = std::make_unique<Sequence>();
   MatcherOptions options;
   options.max_rollback = open.max_rollback_tokens();
   sequence->grammar = grammar;
-  sequence->matcher = Matcher::Create(grammar, options);
+  if (open.has_max_reasoning_tokens()) {
+    ReasoningBudget budget;
+    budget.end_marker = opened.reasoning_end_marker;
+    budget.max_tokens = open.max_reasoning_tokens();
+    budget.prefix_bytes = opened.required_prefix_bytes;
+    absl::StatusOr<std::unique_ptr<Matcher>> budgeted =
+        CreateBudgetedMatcher(grammar, budget, options);
+    if (!budgeted.ok()) {
+      work.Fail(absl::InvalidArgumentError(
+          absl::StrCat("open.max_reasoning_tokens: ", budgeted.status().message())));
+      return;
+    }
+    sequence->matcher = *std::move(budgeted);
+  } else {
+    sequence->matcher = Matcher::Create(grammar, options);
+  }
+  if (opened.healing.has_value()) {
+    v1::Healing* healing = work.result->mutable_healing();
+    healing->set_prompt_tokens_to_drop(opened.healing->tokens_to_drop);
+    healing->set_removed_bytes(opened.healing->removed_bytes);
+    healing->set_healed_handle(opened.healed_handle);
+  }
   sequence->encoding = open.mask_encoding();
   sequence->vocab_size = static_cast<uint32_t>(grammar->tokenizer().vocab_size());
   Describe(*sequence, work);

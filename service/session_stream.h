@@ -67,8 +67,7 @@ struct SessionLimits {
 
 // Grammars of a request's inline-compile opens, compiled before the step
 // runs (SessionStream::InlineCompiles), by op index; nullopt for other ops.
-using PrecompiledGrammars =
-    std::vector<std::optional<absl::StatusOr<std::shared_ptr<const CompiledGrammar>>>>;
+using PrecompiledGrammars = std::vector<std::optional<absl::StatusOr<OpenedGrammar>>>;
 
 // What every stream of a server shares. All pointers outlive the streams.
 struct SessionEnv {
@@ -106,9 +105,10 @@ class SessionStream {
   absl::Status Step(const v1::StepRequest& request, absl::Time deadline, v1::StepResponse* response,
                     const PrecompiledGrammars* precompiled = nullptr);
 
-  // The ops of `request` that open with an inline compile (their indices),
-  // for the caller to compile before Step; none when the request has more
-  // ops than the server takes (they all fail without a compile).
+  // The ops of `request` that open with an inline compile or heal (their
+  // indices), for the caller to compile before Step
+  // (CompileHandler::OpenGrammarAsync); none when the request has more ops
+  // than the server takes (they all fail without a compile).
   std::vector<int> InlineCompiles(const v1::StepRequest& request) const;
 
   size_t open_sequences() const { return sequences_.size(); }

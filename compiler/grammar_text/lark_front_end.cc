@@ -1,5 +1,6 @@
 #include "compiler/grammar_text/lark_front_end.h"
 
+#include <cctype>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -178,8 +179,27 @@ class LarkParser {
                    absl::StatusCode::kUnimplemented);
     }
     if (cur_.peek() == '[') {
-      return Error(cur_.pos,
-                   absl::StrCat("attributes on '", std::string(name), "' are not supported"),
+      // llguidance's rule options (name[max_tokens=N, stop="...", lazy,
+      // temperature=T, capture, suffix="..."]): a token count or a sampling
+      // setting is no byte-level language, and stop/suffix/lazy change how
+      // the rule lexes; none is approximated, each is refused by its name.
+      size_t key_at = cur_.pos + 1;
+      while (key_at < cur_.text.size() && (cur_.text[key_at] == ' ' || cur_.text[key_at] == '\t')) {
+        ++key_at;
+      }
+      size_t key_end = key_at;
+      while (key_end < cur_.text.size() &&
+             (std::isalnum(static_cast<unsigned char>(cur_.text[key_end])) ||
+              cur_.text[key_end] == '_')) {
+        ++key_end;
+      }
+      const std::string key(cur_.text.substr(key_at, key_end - key_at));
+      return Error(key_at,
+                   key.empty()
+                       ? absl::StrCat("attributes on '", std::string(name), "' are not supported")
+                       : absl::StrCat("attribute '", key, "' on '", std::string(name),
+                                      "' is not supported (llguidance rule options are "
+                                      "refused, not approximated)"),
                    absl::StatusCode::kUnimplemented);
     }
     SkipInline();

@@ -28,6 +28,14 @@
 //    begin starts with that trigger; after the tag's end, free text again.
 //    at_least_one: at least one tag; stop_after_first: the output ends right
 //    after the first tag's end (free text only before it).
+//    Anywhere but at the end of the output (in a sequence, an or, a tag's
+//    content) triggered_tags must be followed by a literal (the next
+//    const_string, the tag's end): where the part may end (not before its
+//    first tag with at_least_one) its free text runs up to the first
+//    occurrence of a trigger (a tag follows) or of that literal (the part
+//    ends there). Before a non-literal it is refused with Unimplemented, as
+//    any_text is (unless at_least_one and stop_after_first: no free text
+//    after the tag).
 //  - tags_with_separator: zero or more tags (one or more with at_least_one, at
 //    most one with stop_after_first) with the separator between them and
 //    nothing else.

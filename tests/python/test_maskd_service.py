@@ -32,6 +32,14 @@ def tearDownModule():
     assert code == 0, f"maskd exited with {code}; log:\n{SERVER.log()}"
 
 
+def TOKENIZER_ENCODE(text):
+    """The server's canonical tokenization of `text` (a one-choice spec's jump-forward)."""
+    with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+        result = session.open(1, Choices([text]))
+        assert result.jump_forward_bytes == text.encode(), result.jump_forward_bytes
+        return list(result.jump_forward_tokens)
+
+
 def walk(session, seq_id, first, rng, steps):
     """Samples allowed tokens for `steps` steps; returns the tokens and each step's result."""
     tokens, results, result = [], [first], first
@@ -169,6 +177,54 @@ class StructuralTagTest(unittest.TestCase):
             self.assertGreater(first.mask.allowed_count, TOKENIZER.vocab_size - 256 - 50)
             self.assertFalse(first.may_stop)
             self.assertLess(session.open(2, plain).mask.allowed_count, 2000)
+
+
+    def test_reasoning_token_budget(self):
+        thinking = CLIENT.compile(TOKENIZER.tokenizer_id, Choices(["yes", "no"]),
+                                  CompileOptions(reasoning_end_marker="</think>"))
+        marker = TOKENIZER_ENCODE("</think>")
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, thinking, max_reasoning_tokens=2, max_rollback_tokens=4)
+            self.assertGreater(first.mask.allowed_count, 1000)
+            spent = session.advance(1, TOKENIZER_ENCODE("Hmm, so")[:2])
+            # Two tokens in: only the marker's own tokens (its prefixes) remain.
+            self.assertEqual(spent.jump_forward_bytes, b"</think>")
+            self.assertEqual(list(spent.jump_forward_tokens), marker)
+            self.assertLess(spent.mask.allowed_count, 10)
+            self.assertTrue(spent.allowed(marker[0]))
+            self.assertFalse(spent.allowed(TOKENIZER_ENCODE(" yes")[0]))
+            # Rollback gives the budget back.
+            back = session.rollback(1, 1)
+            self.assertGreater(back.mask.allowed_count, 1000)
+            done = session.advance(1, TOKENIZER_ENCODE(" well")[:1] + marker)
+            self.assertTrue(done.allowed(TOKENIZER_ENCODE("yes")[0]))
+            self.assertTrue(done.allowed(TOKENIZER_ENCODE("no")[0]))
+            self.assertLess(done.mask.allowed_count, 50)
+            self.assertFalse(done.may_stop)
+            with self.assertRaises(SequenceError) as ctx:
+                session.open(2, Choices(["a"]), max_reasoning_tokens=1)
+            self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn("reasoning_end_marker", ctx.exception.message)
+
+    def test_token_healing(self):
+        url = CLIENT.compile(TOKENIZER.tokenizer_id, Choices(["//example.com"]))
+        prompt = TOKENIZER_ENCODE("See https:")
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            healed = session.open(1, url, prompt_tail_tokens=prompt[-4:])
+            self.assertGreaterEqual(healed.prompt_tokens_to_drop, 1)
+            self.assertTrue(b"https:".endswith(healed.healed_bytes), healed.healed_bytes)
+            self.assertTrue(healed.healed_handle)
+            # The tokens that cover the dropped bytes and go on are allowed.
+            covering = TOKENIZER_ENCODE(healed.healed_bytes.decode() + "//example.com")[0]
+            self.assertTrue(healed.allowed(covering))
+            # Inline, the same healed compile.
+            inline = session.open(2, Choices(["//example.com"]),
+                                  prompt_tail_tokens=prompt[-4:])
+            self.assertEqual(inline.healed_handle, healed.healed_handle)
+            self.assertEqual(inline.mask.allowed_ids().tolist(), healed.mask.allowed_ids().tolist())
+            plain = session.open(3, url)
+            self.assertEqual(plain.prompt_tokens_to_drop, 0)
+            self.assertEqual(plain.healed_handle, "")
 
 
 class SessionTest(unittest.TestCase):
