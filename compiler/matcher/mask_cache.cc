@@ -181,7 +181,8 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
   }
   if (!ending_here.empty()) walk->boundaries.push_back({"", std::move(ending_here)});
   if (!patched) inside.MoveInto(*walk);
-  std::shared_ptr<const MaskWalk> stored = vocab.mask_store().Insert(assembled_key, std::move(walk));
+  std::shared_ptr<const MaskWalk> stored =
+      vocab.mask_store().Insert(assembled_key, std::move(walk));
   RememberAssembled(node, parts, stored);
   return stored;
 }
