@@ -23,6 +23,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 
   std::shared_ptr<CompiledGrammarImpl> g(new CompiledGrammarImpl());
   g->grammar_ = *std::move(grammar);
+  g->fixed_bytes_ = sizeof(CompiledGrammarImpl) + g->grammar_->ByteSizeEstimate();
   g->vocab_ = *std::move(vocab);
   g->pool_ = std::move(ir.pool);
   regex::LazyDfa::Options dfa_options;
@@ -47,7 +48,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes() + mask_cache_->bytes();
+  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes();
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {
