@@ -4,9 +4,11 @@
 // cache gives way to live sequences, a grammar's growth is charged by the
 // step that causes it (no sweep here), held oversized grammars count, and
 // the cache's bytes are attributed to the tenant whose compile stored them.
+#include <chrono>
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -190,6 +192,38 @@ TEST(SessionMemory, AdvanceThatOutgrowsTheBudgetClosesOnlyItsSequence) {
   EXPECT_TRUE(fine.results(0).has_mask());
 }
 
+// Dictionaries only save bandwidth: past a quarter of the budget a mask is
+// sent in full instead of stored, and nothing fails.
+TEST(SessionMemory, DictionaryStoresStopAtAQuarterOfTheBudget) {
+  MemoryHarness h(size_t{8} << 20);
+  h.env().limits.dictionary_min_payload_bytes = 0;  // store even tiny masks
+  const std::string handle = h.Compile(kSchema, "default");
+  auto first_step = [&](SessionStream& stream) {
+    v1::StepRequest request = h.Opens(handle, 1, 1);
+    request.mutable_session_options()->set_mask_dictionary_slots(16);
+    v1::StepResponse response;
+    EXPECT_TRUE(stream.Step(request, absl::InfiniteFuture(), &response).ok());
+    return response.results(0);
+  };
+  {
+    SessionStream stream(h.env());
+    const v1::SequenceResult stored = first_step(stream);
+    ASSERT_FALSE(stored.has_error()) << stored.error().message();
+    EXPECT_TRUE(stored.mask().has_dictionary_store());
+    EXPECT_GT(h.budget().used(MemoryKind::kDictionaries), 0u);
+  }
+  EXPECT_EQ(h.budget().used(MemoryKind::kDictionaries), 0u);
+  // Other streams' dictionaries hold a quarter of the budget already.
+  h.budget().Charge(MemoryKind::kDictionaries, h.budget().limit() / 4);
+  SessionStream stream(h.env());
+  const v1::SequenceResult full = first_step(stream);
+  ASSERT_FALSE(full.has_error()) << full.error().message();
+  EXPECT_FALSE(full.mask().has_dictionary_store());
+  EXPECT_FALSE(full.mask().has_dictionary_ref());
+  EXPECT_GT(full.mask().vocab_size(), 0u);
+  EXPECT_EQ(h.budget().used(MemoryKind::kDictionaries), h.budget().limit() / 4);
+}
+
 TEST(SessionMemory, GrammarGrowthIsChargedByTheStepThatCausesIt) {
   MemoryHarness h(0);
   const std::string handle = h.Compile(kSchema, "default");
@@ -229,6 +263,10 @@ TEST(SessionMemory, HeldOversizedGrammarsCountAndGiveWayFirst) {
   EXPECT_FALSE(h.budget().TryCharge(MemoryKind::kCompiles, room + 1, "a test").ok());
   EXPECT_NE(h.store().Find(handle), nullptr);
   held.reset();
+  // The compile thread lets go of its result just after answering.
+  for (int i = 0; i < 500 && h.store().Find(handle).use_count() > 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   // A charge that needs the room drops the held grammar.
   ASSERT_TRUE(h.budget().TryCharge(MemoryKind::kCompiles, room + 1, "a test").ok());
   EXPECT_EQ(h.budget().used(MemoryKind::kCache), 0u);
