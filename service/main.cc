@@ -22,6 +22,10 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC address host:port (port 0 picks a free port, the log says which), or "
           "unix:///PATH for a Unix socket (sidecar mode).");
+ABSL_FLAG(std::string, unix_socket_mode, "0660",
+          "Octal permission bits of the Unix socket (--listen=unix://...): connecting needs "
+          "write access, so 0660 lets maskd's group in, 0666 every user who can reach the "
+          "socket's directory (a pod's shared emptyDir).");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address host:port; port 0 picks a free port; empty disables.");
 ABSL_FLAG(std::vector<std::string>, tokenizer, {},
@@ -152,6 +156,17 @@ int main(int argc, char** argv) {
   maskd::ServerOptions options;
   options.security = *std::move(security);
   options.listen = absl::GetFlag(FLAGS_listen);
+  {
+    const std::string mode = absl::GetFlag(FLAGS_unix_socket_mode);
+    char* end = nullptr;
+    const unsigned long bits = std::strtoul(mode.c_str(), &end, 8);
+    if (mode.empty() || *end != '\0' || bits > 0777) {
+      MASKD_LOG(ERROR) << "--unix_socket_mode must be octal permission bits such as 0660, not '"
+                       << mode << "'";
+      return EXIT_FAILURE;
+    }
+    options.unix_socket_mode = static_cast<unsigned>(bits);
+  }
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.grpc_threads = absl::GetFlag(FLAGS_grpc_threads);
   options.step_threads = static_cast<size_t>(absl::GetFlag(FLAGS_threads));

@@ -1,7 +1,11 @@
 #include "service/server.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -39,6 +43,17 @@ absl::Status CheckServiceDescriptorLinked() {
   if (google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
           v1::Maskd::service_full_name()) == nullptr) {
     return absl::InternalError("maskd.v1.Maskd descriptor is not linked in; reflection would fail");
+  }
+  return absl::OkStatus();
+}
+
+// gRPC names Unix sockets "unix:PATH" or "unix:///ABSOLUTE_PATH".
+absl::Status SetUnixSocketMode(const std::string& listen, unsigned mode) {
+  std::string path = listen.substr(std::string("unix:").size());
+  if (path.starts_with("//")) path = path.substr(2);
+  if (chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot set the mode of Unix socket ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -120,6 +135,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   if (server->grpc_server_ == nullptr || bound_port == 0) {
     if (server->grpc_server_ != nullptr) server->grpc_server_->Shutdown();
     return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", options.listen));
+  }
+  if (options.listen.starts_with("unix:")) {
+    absl::Status mode = SetUnixSocketMode(options.listen, options.unix_socket_mode);
+    if (!mode.ok()) {
+      server->grpc_server_->Shutdown();
+      return mode;
+    }
   }
   // A Unix socket has no port to report (gRPC says 1 for it).
   server->grpc_address_ = options.listen.starts_with("unix:")

@@ -34,6 +34,12 @@ struct ServerOptions {
   // host:port for gRPC (port 0 picks a free port), or unix:///PATH for a
   // Unix socket (sidecar mode: the worker in the same pod connects to it).
   std::string listen = "127.0.0.1:50051";
+  // Permission bits given to the Unix socket file after binding. Connecting
+  // needs write permission on the socket, and gRPC creates it under the umask
+  // (0755 with the usual 022: nobody but maskd's own user could connect), so
+  // a worker running as another user needs group or other write access.
+  // Ignored for TCP.
+  unsigned unix_socket_mode = 0660;
   // host:port for GET /metrics; port 0 picks a free port; empty disables it.
   std::string metrics_listen = "127.0.0.1:9464";
   // Most threads the gRPC server may use for unary calls (Session streams

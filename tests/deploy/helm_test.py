@@ -3,7 +3,7 @@
 
   1. `helm lint` passes with the default values and with non-default ones
      (values-secure.yaml: mutual TLS, tokens, uploads, LoadBalancer; values-sidecar.yaml:
-     a Unix socket);
+     a Unix socket and a worker container beside maskd);
   2. `helm template` of the defaults renders the very objects of the kustomize
      manifests (`kubectl kustomize deploy/k8s`): same kinds and names, same specs, once
      the labels each tool adds, kustomize's ConfigMap hash suffix and Helm's
@@ -173,6 +173,18 @@ class NonDefaultValues(unittest.TestCase):
         self.assertIn("--server=unix:///var/run/maskd/maskd.sock", command)
         policy = self.sidecar[("NetworkPolicy", "maskd")]["spec"]
         self.assertEqual([r["ports"][0]["port"] for r in policy["ingress"]], ["metrics"])
+
+    def test_sidecar_worker_container_gets_the_socket(self):
+        deployment, _ = container(self.sidecar)
+        pod = deployment["spec"]["template"]["spec"]
+        containers = {c["name"]: c for c in pod["containers"]}
+        self.assertEqual(sorted(containers), ["maskd", "worker"])
+        mounts = {m["name"]: m["mountPath"] for m in containers["worker"]["volumeMounts"]}
+        self.assertEqual(mounts, {"weights": "/models", "maskd-socket": "/var/run/maskd"})
+        volumes = [v["name"] for v in pod["volumes"]]
+        self.assertEqual(len(volumes), len(set(volumes)))
+        self.assertIn("weights", volumes)
+        self.assertIn("maskd-socket", volumes)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,14 @@
 #include <openssl/ssl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -280,6 +283,44 @@ TEST(SidecarTest, ServesOnAUnixSocket) {
   absl::StatusOr<int> exit_code = (*server)->Stop(SIGTERM, std::chrono::seconds(30));
   ASSERT_TRUE(exit_code.ok()) << exit_code.status();
   EXPECT_EQ(*exit_code, 0);
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
+}
+
+// Exit code of `maskctl health` against SOCKET run as user nobody (65534): the
+// worker in a sidecar pod is another user than maskd.
+int HealthAsNobody(const std::string& socket) {
+  const int status = std::system(
+      absl::StrCat("setpriv --reuid=65534 --regid=65534 --clear-groups ", MASKCTL_BINARY,
+                   " health --deadline=5s --server=", socket, " >/dev/null 2>&1")
+          .c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Connecting to a Unix socket needs write access to it; gRPC creates it under
+// the umask (0755), which left a worker running as another user unable to
+// connect. --unix_socket_mode sets the bits (default 0660, owner and group).
+TEST(SidecarTest, UnixSocketModeDecidesWhichUsersMayConnect) {
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);  // nobody may reach the directory
+  for (const auto& [flag, mode, nobody_exit] :
+       std::vector<std::tuple<std::string, mode_t, int>>{{"", 0660, 3}, {"0666", 0666, 0}}) {
+    const std::string path = dir + "/maskd" + flag + ".sock";
+    std::vector<std::string> args = {"--listen=unix://" + path, "--metrics_listen=127.0.0.1:0",
+                                     "--shutdown_grace=1s"};
+    if (!flag.empty()) args.push_back("--unix_socket_mode=" + flag);
+    absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server =
+        testing::MaskdProcess::Start(args);
+    ASSERT_TRUE(server.ok()) << server.status();
+    struct stat info {};
+    ASSERT_EQ(stat(path.c_str(), &info), 0);
+    EXPECT_TRUE(S_ISSOCK(info.st_mode));
+    EXPECT_EQ(info.st_mode & 0777, mode) << "flag '" << flag << "'";
+    EXPECT_EQ(HealthAsNobody("unix://" + path), nobody_exit) << "flag '" << flag << "'";
+    absl::StatusOr<int> exit_code = (*server)->Stop(SIGTERM, std::chrono::seconds(30));
+    ASSERT_TRUE(exit_code.ok()) << exit_code.status();
+    EXPECT_EQ(*exit_code, 0);
+  }
   std::system(absl::StrCat("rm -rf ", dir).c_str());
 }
 

@@ -325,19 +325,29 @@ class GrammarTextOracleTest : public ::testing::TestWithParam<EbnfDialect> {};
 INSTANTIATE_TEST_SUITE_P(Dialects, GrammarTextOracleTest,
                          ::testing::Values(EbnfDialect::kGbnf, EbnfDialect::kLark));
 
+// One random grammar (seeded), written in DIALECT, with its syntax trees.
+struct RandomGrammar {
+  std::vector<Node> rules;
+  std::string text;
+};
+
+RandomGrammar MakeRandomGrammar(std::mt19937& rng, EbnfDialect dialect) {
+  RandomGrammar g;
+  const int num_rules = 1 + static_cast<int>(rng() % 3);
+  for (int r = 0; r < num_rules; ++r) g.rules.push_back(RandomNode(rng, num_rules, 3));
+  for (int r = 0; r < num_rules; ++r) {
+    g.text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(g.rules[r]), "\n")
+                                            : absl::StrCat("r", r, ": ", Lark(g.rules[r]), "\n");
+  }
+  return g;
+}
+
 TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
   const EbnfDialect dialect = GetParam();
   int compiled = 0, steps = 0;
   for (int seed = 0; seed < 200; ++seed) {
     std::mt19937 rng(seed);
-    const int num_rules = 1 + static_cast<int>(rng() % 3);
-    std::vector<Node> rules;
-    for (int r = 0; r < num_rules; ++r) rules.push_back(RandomNode(rng, num_rules, 3));
-    std::string text;
-    for (int r = 0; r < num_rules; ++r) {
-      text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(rules[r]), "\n")
-                                            : absl::StrCat("r", r, ": ", Lark(rules[r]), "\n");
-    }
+    const auto [rules, text] = MakeRandomGrammar(rng, dialect);
     Reference reference(rules);
 
     std::set<std::string> vocab = {"a", "b", "c", "x"};
@@ -389,6 +399,62 @@ TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
   // The generator must mostly produce usable grammars for this to prove much.
   EXPECT_GT(compiled, 120);
   EXPECT_GT(steps, 450);
+}
+
+// The parser against the chart reference on random strings, valid or not: the
+// matcher is fed one character token at a time and must accept exactly the
+// prefixes the reference calls viable (refusing the first character that
+// leaves the language, and keeping its state when it refuses), and be able to
+// stop exactly after complete sentences. The masks test above walks only
+// valid prefixes; this one also proves the rejections.
+TEST_P(GrammarTextOracleTest, ParserAgreesWithChartReferenceOnRandomStrings) {
+  const EbnfDialect dialect = GetParam();
+  const std::string alphabet = "abcx";
+  auto tok = std::make_shared<SmallVocabTokenizer>(std::vector<std::string>{"a", "b", "c", "x"},
+                                                   "gt-oracle-chars");
+  int compiled = 0, refused_chars = 0, complete = 0;
+  for (int seed = 0; seed < 150; ++seed) {
+    std::mt19937 rng(1000 + seed);
+    const auto [rules, text] = MakeRandomGrammar(rng, dialect);
+    Reference reference(rules);
+    GrammarSpec spec;
+    spec.kind = SpecKind::kEbnf;
+    spec.dialect = dialect;
+    spec.text = text;
+    spec.start_rule = "r0";
+    auto g = CompileGrammar(spec, CompileOptions(), tok);
+    if (!g.ok()) {
+      EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
+      continue;
+    }
+    ++compiled;
+    for (int trial = 0; trial < 12; ++trial) {
+      auto m = Matcher::Create(*g);
+      std::string accepted;
+      const size_t len = rng() % 9;
+      for (size_t i = 0; i < len; ++i) {
+        const TokenId t = static_cast<TokenId>(rng() % alphabet.size());  // ids follow the vocab
+        const char c = alphabet[t];
+        const bool viable = reference.Viable(accepted + c);
+        ASSERT_EQ(m->AcceptToken(t), viable)
+            << "seed " << seed << " after '" << accepted << "' char '" << c << "'\n"
+            << text;
+        if (viable) {
+          accepted += c;
+        } else {
+          ++refused_chars;
+        }
+      }
+      ASSERT_EQ(m->CanStop(), reference.Complete(accepted))
+          << "seed " << seed << " '" << accepted << "'\n"
+          << text;
+      complete += reference.Complete(accepted) ? 1 : 0;
+    }
+  }
+  // Both verdicts must occur often for the agreement to mean something.
+  EXPECT_GT(compiled, 90);
+  EXPECT_GT(refused_chars, 500);
+  EXPECT_GT(complete, 100);
 }
 
 }  // namespace
