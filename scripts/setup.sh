@@ -26,6 +26,8 @@ packages=(
   # Python client (clients/python): runtime, offline packaging into venvs, its tests
   python3-grpcio python3-protobuf python3-numpy python3-torch python3-jsonschema
   python3-setuptools python3-wheel python3-pip python3-venv
+  # references for JSON Schema format languages (tests/json_schema/format_crosscheck.py)
+  python3-rfc3987 python3-idna
 )
 
 missing=()

@@ -32,6 +32,16 @@ class Stopwatch {
   uint64_t start_;
 };
 
+// A lazily built automaton that hit its budget (CompiledGrammar::status())
+// leaves masks that may lack tokens: every verdict reached from them is the
+// engine's failure, never the schema's, so it is an engine error.
+bool GrammarFailed(const CompiledGrammar& grammar, std::string* where) {
+  const absl::Status status = grammar.status();
+  if (status.ok()) return false;
+  *where = absl::StrCat("grammar status: ", status.ToString());
+  return true;
+}
+
 bool MaskAllows(const std::vector<uint32_t>& mask, TokenId token) {
   return (mask[token / 32] >> (token % 32)) & 1;
 }
@@ -75,6 +85,11 @@ InstanceOutcome ForceInstance(size_t test, const std::vector<TokenId>& tokens,
     bool consumed = allowed && matcher->AcceptToken(tokens[i]);
     const uint64_t ns = watch.ElapsedNs();
     result.mask_ns.Add(ns);
+    if (GrammarFailed(*grammar, &out.where)) {
+      out.engine_error = true;
+      out.where = absl::StrCat("token ", i, ": ", out.where);
+      return out;
+    }
     if (ns > result.slowest_ns) {
       result.slowest_ns = ns;
       result.slowest_where = absl::StrCat("test ", test, " token ", i, " (id ", tokens[i], ")");
@@ -97,6 +112,10 @@ InstanceOutcome ForceInstance(size_t test, const std::vector<TokenId>& tokens,
   if (!out.accepted) out.where = "EOS not allowed at the end";
   // EOS must be in the mask exactly when the matcher can stop.
   matcher->FillMask(mask);
+  if (GrammarFailed(*grammar, &out.where)) {
+    out.engine_error = true;
+    return out;
+  }
   for (TokenId eos : grammar->tokenizer().eos_ids()) {
     if (MaskAllows(mask, eos) != out.accepted) {
       out.engine_error = true;
@@ -152,6 +171,10 @@ SchemaResult RunSchema(const SchemaCase& schema, std::shared_ptr<const Tokenizer
                      : code == absl::StatusCode::kInternal       ? Verdict::kEngineError
                                                                  : Verdict::kCompileError;
     result.reason = std::string(grammar.status().message());
+    return result;
+  }
+  if (GrammarFailed(**grammar, &result.reason)) {
+    result.verdict = Verdict::kEngineError;
     return result;
   }
   for (size_t i = 0; i < schema.tests.size(); ++i) {

@@ -22,7 +22,8 @@ enum class Verdict {
   kCompileError,       // the engine refused the schema
   kValidationError,    // a valid instance was rejected (or could not end)
   kInvalidationError,  // an invalid instance was accepted to the end
-  kEngineError,        // mask and AcceptToken disagreed: a bug, never acceptable
+  kEngineError,        // mask and AcceptToken disagreed, an Internal compile error, or the
+                       // grammar reported a non-OK status(): a bug or a hit budget
   kTimeout,
 };
 

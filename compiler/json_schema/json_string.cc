@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "compiler/json_schema/format_languages.h"
 
 namespace maskd::json_schema {
 namespace {
@@ -211,27 +212,29 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
   // RFC 6901 JSON pointers.
   const std::string json_pointer = "(?:/(?:[^~/]|~[01])*)*";
 
-  if (format == "date-time") return FormatLanguage{date + "[tT]" + time, std::nullopt};
-  if (format == "date") return FormatLanguage{date, std::nullopt};
-  if (format == "time") return FormatLanguage{time, std::nullopt};
+  if (format == "date-time") return FormatLanguage{date + "[tT]" + time, std::nullopt, {}};
+  if (format == "date") return FormatLanguage{date, std::nullopt, {}};
+  if (format == "time") return FormatLanguage{time, std::nullopt, {}};
   if (format == "duration") {
     // ISO 8601 durations as RFC 3339 Appendix A defines them.
     const std::string t = "T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)";
     return FormatLanguage{"P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:" +
                               t + ")?|" + t + "|[0-9]+W)",
-                          std::nullopt};
+                          std::nullopt,
+                          {}};
   }
   // "ip-address" and "host-name" are the draft-3 names.
-  if (format == "ipv4" || format == "ip-address") return FormatLanguage{ipv4, std::nullopt};
-  if (format == "ipv6") return FormatLanguage{ipv6, std::nullopt};
+  if (format == "ipv4" || format == "ip-address") return FormatLanguage{ipv4, std::nullopt, {}};
+  if (format == "ipv6") return FormatLanguage{ipv6, std::nullopt, {}};
   if (format == "uuid") {
     return FormatLanguage{
         "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-        std::nullopt};
+        std::nullopt,
+        {}};
   }
   if (format == "hostname" || format == "host-name") {
     // RFC 1123 labels of at most 63 characters, at most 253 in all.
-    return FormatLanguage{std::string(kLabel) + "(?:\\." + kLabel + ")*", 253};
+    return FormatLanguage{std::string(kLabel) + "(?:\\." + kLabel + ")*", 253, {}};
   }
   if (format == "email") {
     // RFC 5321 Mailbox, restricted to a dot-atom local part and a domain
@@ -239,21 +242,27 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
     return FormatLanguage{
         std::string("[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@") +
             kLabel + "(?:\\." + kLabel + ")*",
-        std::nullopt};
+        std::nullopt,
+        {}};
   }
-  if (format == "uri") return FormatLanguage{uri_languages(false).absolute, std::nullopt};
+  if (format == "uri") return FormatLanguage{uri_languages(false).absolute, std::nullopt, {}};
   if (format == "uri-reference") {
-    return FormatLanguage{uri_languages(false).reference, std::nullopt};
+    return FormatLanguage{uri_languages(false).reference, std::nullopt, {}};
   }
-  if (format == "iri") return FormatLanguage{uri_languages(true).absolute, std::nullopt};
+  if (format == "iri") return FormatLanguage{uri_languages(true).absolute, std::nullopt, {}};
   if (format == "iri-reference") {
-    return FormatLanguage{uri_languages(true).reference, std::nullopt};
+    return FormatLanguage{uri_languages(true).reference, std::nullopt, {}};
   }
-  if (format == "json-pointer") return FormatLanguage{json_pointer, std::nullopt};
+  if (format == "json-pointer") return FormatLanguage{json_pointer, std::nullopt, {}};
   if (format == "relative-json-pointer") {
     // RFC draft-handrews-relative-json-pointer: a non-negative integer, then
     // "#" or a JSON pointer.
-    return FormatLanguage{"(?:0|[1-9][0-9]*)(?:#|" + json_pointer + ")", std::nullopt};
+    return FormatLanguage{"(?:0|[1-9][0-9]*)(?:#|" + json_pointer + ")", std::nullopt, {}};
+  }
+  if (std::optional<FormatPatterns> more = ExtendedFormatPatterns(format)) {
+    FormatLanguage out{more->all_of[0], std::nullopt, {}};
+    out.also.assign(more->all_of.begin() + 1, more->all_of.end());
+    return out;
   }
   if (IsAssertedFormat(format)) {
     return absl::UnimplementedError("format \"" + std::string(format) + "\" is not supported");

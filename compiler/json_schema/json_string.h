@@ -57,6 +57,8 @@ std::string JsonQuoteLiteral(std::string_view s);
 struct FormatLanguage {
   std::string pattern;
   std::optional<uint32_t> max_length;
+  // More patterns the string must match too (format_languages.h).
+  std::vector<std::string> also;
 };
 absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format);
 

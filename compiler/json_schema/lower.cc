@@ -549,6 +549,11 @@ class Lowering {
         absl::StatusOr<ExprId> re = ParseRegex(format->pattern, regex::MatchMode::kFullMatch);
         if (!re.ok()) return re.status();
         e = pool_.And(e, *re);
+        for (const std::string& also : format->also) {
+          absl::StatusOr<ExprId> more = ParseRegex(also, regex::MatchMode::kFullMatch);
+          if (!more.ok()) return more.status();
+          e = pool_.And(e, *more);
+        }
         if (format->max_length) {
           e = pool_.And(e, pool_.Repeat(pool_.AnyCodepoint(), 0, *format->max_length));
         }

@@ -270,6 +270,62 @@ TEST_F(MaskctlTest, GenerateSamplesOnlyWhatTheGrammarAllows) {
   EXPECT_EQ(RunMaskctl({"generate", regex, *server_flag_}).exit_code, 2);  // no --random
 }
 
+// --property_order and --unknown_formats reach the server's CompileOptions:
+// each changes what compiles and what a check accepts.
+TEST_F(MaskctlTest, PropertyOrderAndUnknownFormatsFlags) {
+  const std::string schema = TempPath("order.json");
+  WriteFile(schema,
+            R"({"type":"object","properties":{"a":{"type":"integer"},)"
+            R"("b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false})");
+  const std::string schema_handle = CompileHandle(schema);
+  const Outcome any = RunMaskctl({"compile", schema, "--property_order=any", *server_flag_});
+  ASSERT_EQ(any.exit_code, 0) << any.err;
+  const std::string any_handle = any.out.substr(8, any.out.find('\n') - 8);
+  EXPECT_NE(any_handle, schema_handle);  // another option, another grammar
+  const std::string reversed = R"({"b": 1, "a": 2})";
+  EXPECT_EQ(RunMaskctl({"check", any_handle, reversed, *server_flag_}).exit_code, 0);
+  EXPECT_EQ(RunMaskctl({"check", schema_handle, reversed, *server_flag_}).exit_code, 1);
+  EXPECT_EQ(RunMaskctl({"check", any_handle, R"({"a": 1, "a": 2})", *server_flag_}).exit_code, 1);
+  const Outcome schema_order =
+      RunMaskctl({"compile", schema, "--property_order=schema", *server_flag_});
+  ASSERT_EQ(schema_order.exit_code, 0) << schema_order.err;
+  EXPECT_THAT(schema_order.out, StartsWith("handle: " + schema_handle + "\n"));
+
+  const std::string path_format = TempPath("path_format.json");
+  WriteFile(path_format,
+            R"({"type":"object","properties":{"p":{"type":"string","format":"path"}}})");
+  const Outcome refused = RunMaskctl({"compile", path_format, *server_flag_});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("UNIMPLEMENTED"));
+  EXPECT_THAT(refused.err, HasSubstr("\"path\""));
+  EXPECT_EQ(
+      RunMaskctl({"compile", path_format, "--unknown_formats=refuse", *server_flag_}).exit_code, 1);
+  const Outcome ignored =
+      RunMaskctl({"compile", path_format, "--unknown_formats=ignore", *server_flag_});
+  ASSERT_EQ(ignored.exit_code, 0) << ignored.err;
+  EXPECT_THAT(ignored.out, HasSubstr("ignored_keywords: format \"path\" at /properties/p\n"));
+  const std::string ignored_handle = ignored.out.substr(8, ignored.out.find('\n') - 8);
+  EXPECT_EQ(RunMaskctl({"check", ignored_handle, R"({"p": "any text"})", *server_flag_}).exit_code,
+            0);
+
+  // Both flags on generate too; other values are usage errors (exit 2).
+  const std::string pair = TempPath("pair.json");
+  WriteFile(pair, R"({"type":"object","properties":{"a":{"const":"x"},"b":{"const":"y"}},)"
+                  R"("required":["a","b"],"additionalProperties":false})");
+  for (int seed = 1; seed <= 4; ++seed) {
+    const Outcome generated = RunMaskctl(
+        {"generate", pair, "--random", absl::StrCat("--seed=", seed), "--property_order=any",
+         "--unknown_formats=ignore", "--whitespace=compact", *server_flag_});
+    EXPECT_EQ(generated.exit_code, 0) << generated.err;
+    EXPECT_THAT(generated.out,
+                MatchesRegex("(\\{\"a\":\"x\",\"b\":\"y\"\\}|\\{\"b\":\"y\",\"a\":\"x\"\\})\n"));
+  }
+  EXPECT_EQ(RunMaskctl({"compile", schema, "--property_order=sorted", *server_flag_}).exit_code, 2);
+  EXPECT_EQ(RunMaskctl({"compile", schema, "--unknown_formats=warn", *server_flag_}).exit_code, 2);
+  EXPECT_EQ(
+      RunMaskctl({"check", any_handle, "{}", "--property_order=any", *server_flag_}).exit_code, 2);
+}
+
 TEST_F(MaskctlTest, StructuralTagsAndToolCalls) {
   // A structural tag file: free text with <n>INTEGER</n> tags.
   const std::string tag = TempPath("tag.json");

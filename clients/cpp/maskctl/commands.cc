@@ -12,7 +12,7 @@ const std::vector<Command>& AllCommands() {
        ".gbnf/.lark/.ebnf grammars, .txt choices (one per line); --kind=builtin_json takes no\n"
        "file.",
        {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
-        "tokenizer", "kind", "start_rule", "whitespace"},
+        "tokenizer", "kind", "start_rule", "whitespace", "property_order", "unknown_formats"},
        RunCompile},
       {"tools",
        "tools TOOLS_JSON [--format qwen3|llama3_json|harmony] [--require_call] [--single_call]",
@@ -20,7 +20,8 @@ const std::vector<Command>& AllCommands() {
        "tag for the model family) and prints what `compile` prints. TOOLS_JSON is an array of\n"
        "{\"name\", \"parameters\"} or OpenAI-style {\"type\":\"function\",\"function\":{...}}.",
        {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
-        "tokenizer", "whitespace", "format", "require_call", "single_call"},
+        "tokenizer", "whitespace", "property_order", "unknown_formats", "format", "require_call",
+        "single_call"},
        RunTools},
       {"check",
        "check HANDLE TEXT",
@@ -38,8 +39,8 @@ const std::vector<Command>& AllCommands() {
        "forces them, until EOS, MUST_STOP or --max_tokens. Prints the output on stdout and a\n"
        "summary on stderr. The same seed gives the same output.",
        {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
-        "tokenizer", "tokenizer_dir", "kind", "start_rule", "whitespace", "random", "seed",
-        "max_tokens"},
+        "tokenizer", "tokenizer_dir", "kind", "start_rule", "whitespace", "property_order",
+        "unknown_formats", "random", "seed", "max_tokens"},
        RunGenerate},
       {"health",
        "health [--service NAME]",

@@ -19,8 +19,7 @@ namespace {
 
 int CompileAndPrint(const char* kName, absl::StatusOr<v1::ConstraintSpec> spec) {
   if (!spec.ok()) return Fail(kName, kExitUsage, spec.status().message());
-  absl::StatusOr<v1::CompileOptions> options =
-      CompileOptionsFromFlags(absl::GetFlag(FLAGS_whitespace));
+  absl::StatusOr<v1::CompileOptions> options = CompileOptionsFromFlags(CompileOptionFlagValues());
   if (!options.ok()) return Fail(kName, kExitUsage, options.status().message());
 
   std::unique_ptr<client::MaskdClient> client = ClientFromFlags();

@@ -30,6 +30,13 @@ ABSL_FLAG(bool, single_call, false, "tools: the output ends after the first call
 ABSL_FLAG(std::string, start_rule, "", "Grammar start rule (gbnf/lark/ebnf); empty: default.");
 ABSL_FLAG(std::string, whitespace, "",
           "JSON whitespace: compact, flexible or bounded; empty: the server's default.");
+ABSL_FLAG(std::string, property_order, "",
+          "JSON object members: schema (the schema's order) or any (any order, each declared "
+          "key at most once); empty: the server's default (schema).");
+ABSL_FLAG(std::string, unknown_formats, "",
+          "JSON Schema formats maskd has no exact language for: refuse (the schema fails to "
+          "compile, naming the format) or ignore (plain strings, listed in ignored_keywords); "
+          "empty: the server's default (refuse).");
 ABSL_FLAG(bool, random, false,
           "generate: sample uniformly among allowed tokens (the only mode; maskctl has no "
           "model), following jump-forward tokens.");

@@ -34,8 +34,7 @@ int RunGenerate(const Args& args) {
   absl::StatusOr<v1::ConstraintSpec> spec = ReadSpecFile(
       args.empty() ? "" : args[0], absl::GetFlag(FLAGS_kind), absl::GetFlag(FLAGS_start_rule));
   if (!spec.ok()) return Fail(kName, kExitUsage, spec.status().message());
-  absl::StatusOr<v1::CompileOptions> options =
-      CompileOptionsFromFlags(absl::GetFlag(FLAGS_whitespace));
+  absl::StatusOr<v1::CompileOptions> options = CompileOptionsFromFlags(CompileOptionFlagValues());
   if (!options.ok()) return Fail(kName, kExitUsage, options.status().message());
 
   std::unique_ptr<client::MaskdClient> client = ClientFromFlags();

@@ -4,10 +4,12 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "clients/cpp/maskctl/flags.h"
 #include "clients/cpp/spec.h"
 
 namespace maskd::maskctl {
@@ -96,8 +98,30 @@ absl::StatusOr<v1::ConstraintSpec> ReadSpecFile(const std::string& path, const s
       "' (json_schema, regex, gbnf, lark, ebnf, choices, structural_tag or builtin_json)"));
 }
 
-absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const std::string& whitespace) {
+CompileOptionFlags CompileOptionFlagValues() {
+  return CompileOptionFlags{absl::GetFlag(FLAGS_whitespace), absl::GetFlag(FLAGS_property_order),
+                            absl::GetFlag(FLAGS_unknown_formats)};
+}
+
+absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const CompileOptionFlags& flags) {
   v1::CompileOptions options;
+  if (flags.property_order == "schema") {
+    options.set_property_order(v1::PROPERTY_ORDER_SCHEMA_ORDER);
+  } else if (flags.property_order == "any") {
+    options.set_property_order(v1::PROPERTY_ORDER_ANY_ORDER);
+  } else if (!flags.property_order.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --property_order '", flags.property_order, "' (schema or any)"));
+  }
+  if (flags.unknown_formats == "refuse") {
+    options.set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_REFUSE);
+  } else if (flags.unknown_formats == "ignore") {
+    options.set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_IGNORE);
+  } else if (!flags.unknown_formats.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --unknown_formats '", flags.unknown_formats, "' (refuse or ignore)"));
+  }
+  const std::string& whitespace = flags.whitespace;
   if (whitespace.empty()) return options;
   if (whitespace == "compact") {
     options.set_whitespace(v1::WHITESPACE_MODE_COMPACT);

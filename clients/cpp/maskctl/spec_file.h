@@ -25,8 +25,17 @@ absl::StatusOr<v1::ConstraintSpec> ReadToolsFile(const std::string& path, const 
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
-// --whitespace (compact|flexible|bounded|empty) as CompileOptions.
-absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const std::string& whitespace);
+// The compile-option flags as written; empty: the server's default.
+struct CompileOptionFlags {
+  std::string whitespace;       // compact | flexible | bounded
+  std::string property_order;   // schema | any
+  std::string unknown_formats;  // refuse | ignore
+};
+// The flags as CompileOptions; InvalidArgument naming a flag with another value.
+absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const CompileOptionFlags& flags);
+
+// CompileOptionFlags from --whitespace, --property_order and --unknown_formats.
+CompileOptionFlags CompileOptionFlagValues();
 
 }  // namespace maskd::maskctl
 
