@@ -261,6 +261,8 @@ TEST_F(MemoryBudgetE2eTest, TwoHundredStreamsHitTheBudgetCleanly) {
   EXPECT_THAT(first_refusal, HasSubstr("memory budget exhausted"));
   EXPECT_THAT(first_refusal, HasSubstr("--memory_budget_bytes"));
   ASSERT_TRUE(sequences_held.has_value());
+  // The builtin-JSON grammar was compiled by the only tenant there is.
+  EXPECT_GT(MetricValue(metrics, R"(maskd_cache_tenant_bytes{tenant="default"})").value_or(0), 0);
   EXPECT_LE(*sequences_held, static_cast<double>(kBudget));
   EXPECT_TRUE(HealthServing());
 

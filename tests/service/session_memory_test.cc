@@ -99,6 +99,7 @@ class MemoryHarness {
   }
 
   SessionEnv& env() { return env_; }
+  const CompileHandler& compiler() const { return compiler_; }
   MemoryBudget& budget() { return budget_; }
   GrammarStore& store() { return store_; }
 
@@ -271,6 +272,30 @@ TEST(SessionMemory, HeldOversizedGrammarsCountAndGiveWayFirst) {
   ASSERT_TRUE(h.budget().TryCharge(MemoryKind::kCompiles, room + 1, "a test").ok());
   EXPECT_EQ(h.budget().used(MemoryKind::kCache), 0u);
   EXPECT_EQ(h.store().Find(handle), nullptr);
+}
+
+// A compile in flight is charged an estimate (1 MiB + 64 bytes per spec
+// byte) before it runs: one that does not fit fails RESOURCE_EXHAUSTED, is
+// not cached (the next call compiles), and gives its charge back.
+TEST(SessionMemory, CompileThatDoesNotFitTheBudgetFailsAndIsNotCached) {
+  MemoryHarness h(size_t{512} << 10);  // under one compile's 1 MiB estimate
+  bool spec_error = false;
+  absl::StatusOr<CompileOutcome> outcome =
+      h.compiler().CompileGrammar(h.Schema(kSchema), absl::InfiniteFuture(), &spec_error);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(outcome.status().message(), HasSubstr("this compile"));
+  EXPECT_THAT(outcome.status().message(), HasSubstr("--memory_budget_bytes"));
+  EXPECT_EQ(h.budget().refusals(MemoryKind::kCompiles), 1u);
+  EXPECT_EQ(h.budget().used(MemoryKind::kCompiles), 0u);
+  // Not cached: the next call compiles again (and is refused again).
+  outcome = h.compiler().CompileGrammar(h.Schema(kSchema), absl::InfiniteFuture(), &spec_error);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(h.budget().refusals(MemoryKind::kCompiles), 2u);
+  // With room, the same compile works and its charge is given back.
+  MemoryHarness roomy(size_t{64} << 20);
+  EXPECT_FALSE(roomy.Compile(kSchema, "default").empty());
+  EXPECT_EQ(roomy.budget().used(MemoryKind::kCompiles), 0u);
 }
 
 TEST(SessionMemory, CacheBytesAreAttributedToTheTenantThatCompiled) {
