@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -33,7 +34,9 @@
 #include "service/memory_budget.h"
 #include "service/memory_release.h"
 #include "service/service_metrics.h"
+#include "service/tenant_quotas.h"
 #include "service/thread_pool.h"
+#include "service/token_auth.h"
 
 namespace maskd {
 
@@ -87,13 +90,17 @@ struct SessionEnv {
   // The process-wide memory budget sequences, dictionaries and the stream's
   // buffers draw on; may be null (nothing charged).
   MemoryBudget* budget = nullptr;
+  // Per-tenant stream and sequence quotas; null: none.
+  TenantQuotas* quotas = nullptr;
   SessionLimits limits;
 };
 
 class SessionStream {
  public:
-  explicit SessionStream(const SessionEnv& env) : env_(env) {}
-  // Closes the sequences still open.
+  // The stream's sequences count against `tenant`'s quota (env.quotas).
+  explicit SessionStream(const SessionEnv& env, std::string tenant = std::string(kDefaultTenant))
+      : env_(env), tenant_(std::move(tenant)) {}
+  // Closes the sequences still open (giving them back to the tenant's quota).
   ~SessionStream();
 
   SessionStream(const SessionStream&) = delete;
@@ -163,6 +170,7 @@ class SessionStream {
   void AssignDictionary(std::vector<Work>& works);
 
   SessionEnv env_;
+  const std::string tenant_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
   bool configured_ = false;  // the first request's session_options were read
   uint32_t requested_dictionary_slots_ = 0;
