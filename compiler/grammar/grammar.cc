@@ -195,6 +195,7 @@ absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
     std::vector<std::vector<LexemeId>> groups;
     for (LexemeId t = 0; t < grammar->lexemes_.size(); ++t) {
       const LexemeInfo& l = grammar->lexemes_[t];
+      if (l.flags.role == LexemeRole::kDistinctValue) grammar->has_distinct_values_ = true;
       if (l.flags.role != LexemeRole::kUniqueKey) continue;
       if (grammar->unique_key_group_.empty())
         grammar->unique_key_group_.assign(grammar->lexemes_.size(), ~0u);

@@ -31,11 +31,17 @@ using RegexExprId = uint32_t;
 using NonterminalId = uint32_t;
 using RuleId = uint32_t;
 
-// What a lexeme means to the parser's key-uniqueness check (EarleyParser):
-// objects open and close frames, and a kUniqueKey lexeme may be scanned at
-// most once per frame (JSON objects whose declared keys come in any order,
-// each at most once: a language no small CFG has).
-enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey };
+// What a lexeme means to the parser's uniqueness checks (EarleyParser):
+// objects and arrays open and close frames, and a kUniqueKey lexeme may be
+// scanned at most once per frame (JSON objects whose declared keys come in
+// any order, each at most once: a language no small CFG has). A
+// kDistinctValue lexeme may be scanned any number of times per frame, but
+// never twice with the same bytes up to its first accepting position (JSON
+// arrays with uniqueItems over canonically spelled strings: the bytes up to
+// the closing quote are the value). The matcher refuses the byte that
+// completes a repeated value (matcher/byte_stepper.h); its lexemes must not
+// be proper prefixes of another lexeme allowed in the same place.
+enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey, kDistinctValue };
 
 struct LexemeFlags {
   // End the lexeme at its first match instead of the longest one (e.g. a
@@ -178,6 +184,13 @@ class Grammar {
   NonterminalId start() const { return start_; }
   // Some lexeme has LexemeRole::kUniqueKey: the parser tracks object frames.
   bool has_unique_keys() const { return !unique_key_group_.empty(); }
+  // Some lexeme has LexemeRole::kDistinctValue.
+  bool has_distinct_values() const { return has_distinct_values_; }
+  // The parser tracks frames (unique keys or distinct values).
+  bool has_frames() const { return has_unique_keys() || has_distinct_values_; }
+  bool is_distinct_value(LexemeId id) const {
+    return lexemes_[id].flags.role == LexemeRole::kDistinctValue;
+  }
   // kUniqueKey lexemes with the same name are one key (a key with and
   // without the comma before it): its group number, dense from 0.
   uint32_t unique_key_group(LexemeId id) const { return unique_key_group_[id]; }
@@ -256,6 +269,7 @@ class Grammar {
   std::vector<uint32_t> unique_key_group_;
   std::vector<uint32_t> unique_key_start_;  // Groups + 1 entries.
   std::vector<LexemeId> unique_key_lexemes_;
+  bool has_distinct_values_ = false;
 
   std::vector<NonterminalId> rule_lhs_;
   std::vector<Symbol> rhs_symbols_;       // All bodies, concatenated.

@@ -57,6 +57,7 @@ absl::Status Normalizer::ExpandReachable() {
     seen[id] = 1;
     if (absl::Status st = Flatten(id, 0); !st.ok()) return st;
     if (absl::Status st = Expand(id, 0); !st.ok()) return st;
+    if (absl::Status st = SplitContains(id); !st.ok()) return st;
     if (s_.nodes.size() - nodes_before_expansion_ > kMaxExpansionNodes) {
       return WithJsonPointer(
           absl::ResourceExhaustedError(absl::StrCat("rewriting not/if/oneOf/anyOf needs more than ",
@@ -67,6 +68,32 @@ absl::Status Normalizer::ExpandReachable() {
     SchemaNode copy = s_.nodes[id];
     ForEachChildId(copy, [&](NodeId& child) { work.push_back(child); });
   }
+  return absl::OkStatus();
+}
+
+absl::Status Normalizer::SplitContains(NodeId id) {
+  const SchemaNode& n = s_.nodes[id];
+  if (n.contains == kNoNode || n.contains_match != kNoNode || !(n.types & kArrayType)) {
+    return absl::OkStatus();
+  }
+  const NodeId contains = n.contains, items = n.items;
+  const std::string ptr = n.pointer;
+  absl::StatusOr<NodeId> miss = Negate(contains);
+  if (!miss.ok()) {
+    if (miss.status().code() != absl::StatusCode::kUnimplemented) return miss.status();
+    SchemaNode& m = s_.nodes[id];
+    if (m.unsupported.empty()) {
+      m.unsupported = absl::StrCat("\"contains\": ", miss.status().message());
+      m.unsupported_pointer = JsonPointerOf(miss.status()).value_or("");
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<NodeId> match = Conj(items, contains, ptr);
+  if (!match.ok()) return match.status();
+  absl::StatusOr<NodeId> other = Conj(items, *miss, ptr);
+  if (!other.ok()) return other.status();
+  s_.nodes[id].contains_match = *match;
+  s_.nodes[id].contains_miss = *other;
   return absl::OkStatus();
 }
 

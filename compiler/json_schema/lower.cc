@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/any_order_members.h"
+#include "compiler/json_schema/finite_domain.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -56,6 +57,7 @@ class Lowering {
         pool_(*ir_.pool),
         builder_(ir_.builder),
         first_nonterminal_(builder_.num_nonterminals()) {
+    for (const SchemaNode& n : schema_.nodes) array_frames_ = array_frames_ || n.unique_items;
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -173,6 +175,10 @@ class Lowering {
     LexemeRole role = LexemeRole::kNone;
     if (options_.any_order_properties && text == "{") role = LexemeRole::kOpenObject;
     if (options_.any_order_properties && text == "}") role = LexemeRole::kCloseObject;
+    // uniqueItems over finite scalar domains: every array is a frame too, so
+    // that an item value is unique per array (UniqueScalarArray).
+    if (array_frames_ && text == "[") role = LexemeRole::kOpenObject;
+    if (array_frames_ && text == "]") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
     return *Token(pool_.Literal(text), text, /*literal=*/true, role);
   }
@@ -209,7 +215,9 @@ class Lowering {
     if (!node.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", node);
     if (node.not_schema != kNoNode) return Unsupported("\"not\"", node);
     if (node.if_schema != kNoNode) return Unsupported("if/then/else", node);
-    if (node.contains != kNoNode) return Unsupported("\"contains\"", node);
+    if (node.contains != kNoNode && node.contains_match == kNoNode && (node.types & kArrayType)) {
+      return Unsupported("\"contains\"", node);
+    }
     if (!node.dependent_required.empty()) return Unsupported("\"dependentRequired\"", node);
     if (!node.one_of.empty() && !node.one_of_disjoint) {
       return Unsupported("oneOf whose branches may overlap", node);
@@ -368,34 +376,30 @@ class Lowering {
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
     const bool integers_only = !(node.types & kFractionType);
     const bool fractions_only = !(node.types & kIntegerType);
+    auto at_node = [&](const absl::Status& status) {
+      return AtNode(absl::Status(status.code(), absl::StrCat(status.message(), At(node))), node);
+    };
     absl::StatusOr<std::string> re;
-    std::optional<std::string> decimal_places;
-    if (fractions_only) {
-      if (!node.multiple_of.empty()) return Unsupported("multipleOf on non-integers", node);
-      re = NumberRangeRegex(node.minimum, node.maximum);
-    } else if (node.multiple_of.empty()) {
+    // Each multipleOf as MultipleOfRegex, intersected with the range below
+    // (unless IntegerMultipleOfRegex listed the multiples already).
+    std::vector<std::string> multiples;
+    bool multiples_listed = false;
+    if (node.multiple_of.size() == 1 && integers_only) {
+      // Listing the multiples of a bounded range (or the last digits of an
+      // unbounded one) is cheaper to compile than an intersection.
+      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
+      multiples_listed = re.ok() || re.status().code() != absl::StatusCode::kUnimplemented;
+    }
+    if (!multiples_listed) {
       re = integers_only ? IntegerRangeRegex(node.minimum, node.maximum)
                          : NumberRangeRegex(node.minimum, node.maximum);
-    } else if (node.multiple_of.size() == 1 && integers_only) {
-      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
-    } else if (node.multiple_of.size() == 1 && node.multiple_of[0].digits() == "1" &&
-               node.multiple_of[0].exponent() < 0) {
-      // multipleOf 10^-k: at most k decimals, intersected with the range below.
-      re = NumberRangeRegex(node.minimum, node.maximum);
-      absl::StatusOr<std::string> places =
-          DecimalPlacesRegex(static_cast<int>(-node.multiple_of[0].exponent()));
-      if (!places.ok()) {
-        return AtNode(
-            absl::Status(places.status().code(), absl::StrCat(places.status().message(), At(node))),
-            node);
+      for (const Decimal& d : node.multiple_of) {
+        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        if (!m.ok()) return at_node(m.status());
+        multiples.push_back(*std::move(m));
       }
-      decimal_places = *places;
-    } else {
-      return Unsupported(integers_only ? "several multipleOf" : "multipleOf on numbers", node);
     }
-    if (!re.ok())
-      return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
-                    node);
+    if (!re.ok()) return at_node(re.status());
     // From draft 6 on, JSON Schema compares by value: 6.0 is an integer and
     // a multiple of 3. A writer spells an integer-valued float as `6.0` (and,
     // past 1e16, `1e+16`), so the integer digits may be followed by `.0+`.
@@ -405,15 +409,29 @@ class Lowering {
     if (float_spellings) *re = absl::StrCat("(?:", *re, ")(?:\\.0+)?");
     absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
-    if (float_spellings && node.multiple_of.empty()) {
+    if (float_spellings) {
       absl::StatusOr<ExprId> large = LargeIntegers(node);
       if (!large.ok()) return large.status();
+      const Decimal& d = multiples_listed ? node.multiple_of[0] : Decimal();
+      // multipleOf 1 (or 0.1, ...) admits every integer: no intersection.
+      if (multiples_listed && !(d.digits() == "1" && d.exponent() <= 0)) {
+        // The listed multiples are fixed notation: `2e+16` needs the
+        // exponent spellings of the multiples.
+        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        if (m.ok()) {
+          absl::StatusOr<ExprId> parsed = ParseRegex(*m, regex::MatchMode::kFullMatch);
+          if (!parsed.ok()) return parsed.status();
+          *large = pool_.And(*large, *parsed);
+        } else if (*large != ExprSet::kNothing) {
+          return at_node(m.status());
+        }
+      }
       *numbers = pool_.Or(*numbers, *large);
     }
-    if (decimal_places) {
-      absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
-      if (!places.ok()) return places.status();
-      *numbers = pool_.And(*numbers, *places);
+    for (const std::string& m : multiples) {
+      absl::StatusOr<ExprId> parsed = ParseRegex(m, regex::MatchMode::kFullMatch);
+      if (!parsed.ok()) return parsed.status();
+      *numbers = pool_.And(*numbers, *parsed);
     }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
@@ -617,18 +635,203 @@ class Lowering {
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
+    if (node.contains != kNoNode) return ContainsArray(node, nt);
     if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
-      return Unsupported("uniqueItems", node);
+      return UniqueScalarArray(node, nt);
     }
+    return ArrayOf(
+        node, nt,
+        [&](uint64_t i) {
+          return Value(i < node.prefix_items.size() ? node.prefix_items[i] : node.items);
+        },
+        node.max_items);
+  }
+
+  // contains/minContains/maxContains: each item is either a match (items
+  // AND contains) or a miss (items AND NOT contains, normalization's
+  // contains_match/contains_miss: disjoint, so the count is exact); states
+  // count items written and matches (up to maxContains, or saturating at
+  // minContains without one).
+  absl::Status ContainsArray(const SchemaNode& node, NonterminalId nt) {
+    if (!node.prefix_items.empty()) {
+      return Unsupported("\"contains\" beside prefixItems (or array-form items)", node);
+    }
+    if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
+      return Unsupported("\"contains\" beside uniqueItems", node);
+    }
+    const uint64_t min_items = node.min_items;
+    const uint64_t min_c = node.min_contains;
+    if (node.max_contains && *node.max_contains < min_c) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    const uint64_t top = node.max_contains ? *node.max_contains : min_c;
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(min_items, 1);
+    if (last == 0) {
+      if (min_c == 0)
+        Rule(nt, {Literal("["), Literal("]")});
+      else
+        Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    if ((last + 1) * (top + 1) > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat("array bounds with contains need ",
+                                                              (last + 1) * (top + 1),
+                                                              " grammar states", At(node))),
+                    node);
+    }
+    const Symbol match = Symbol::Nonterminal(Value(node.contains_match));
+    const Symbol miss = Symbol::Nonterminal(Value(node.contains_miss));
+    // state[i][c]: i items written (1..last, looping at last without
+    // maxItems), c matches among them (0..top).
+    std::vector<std::vector<NonterminalId>> state(last + 1, std::vector<NonterminalId>(top + 1));
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint64_t c = 0; c <= top; ++c) state[i][c] = builder_.FreshNonterminal("contains_items");
+    }
+    // The state after one more item, matching or not; nullopt past maxContains.
+    auto next = [&](uint64_t i, uint64_t c, bool matched) -> std::optional<NonterminalId> {
+      uint64_t c2 = c + (matched ? 1 : 0);
+      if (c2 > top) {
+        if (node.max_contains) return std::nullopt;
+        c2 = top;  // Saturated: minContains is met.
+      }
+      return state[std::min(i + 1, last)][c2];
+    };
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint64_t c = 0; c <= top; ++c) {
+        bool any = false;
+        if (i >= min_items && c >= min_c) {
+          Rule(state[i][c], {Literal("]")});
+          any = true;
+        }
+        for (bool matched : {true, false}) {
+          if (node.max_items && i >= *node.max_items) break;
+          if (std::optional<NonterminalId> to = next(i, c, matched)) {
+            Rule(state[i][c], {Literal(","), matched ? match : miss, Symbol::Nonterminal(*to)});
+            any = true;
+          }
+        }
+        // A dead end (too few matches left to reach minContains).
+        if (!any) Rule(state[i][c], {Symbol::Nonterminal(nothing_)});
+      }
+    }
+    if (min_items == 0 && min_c == 0) Rule(nt, {Literal("["), Literal("]")});
+    for (bool matched : {true, false}) {
+      const uint64_t c = matched ? 1 : 0;
+      if (c > top && node.max_contains) continue;
+      Rule(nt,
+           {Literal("["), matched ? match : miss, Symbol::Nonterminal(state[1][std::min(c, top)])});
+    }
+    return absl::OkStatus();
+  }
+
+  // uniqueItems where the items are a finite set of n scalars: each value is
+  // one lexeme with LexemeRole::kUniqueKey, which the parser admits at most
+  // once per array frame (`[` and `]` open and close frames, see Literal),
+  // and the array holds at most n items, so every frame can always be
+  // completed without a repeat (the parser's contract). Strings, numbers and
+  // objects from infinite domains would need a runtime check in the matcher:
+  // refused by name.
+  absl::Status UniqueScalarArray(const SchemaNode& node, NonterminalId nt) {
+    if (!node.prefix_items.empty()) {
+      return Unsupported("uniqueItems beside prefixItems (or array-form items)", node);
+    }
+    std::optional<std::vector<JsonValue>> domain = FiniteScalarDomain(schema_, node.items);
+    if (!domain && OpenString(node.items)) return UniqueStringArray(node, nt);
+    if (!domain) {
+      return Unsupported(
+          "uniqueItems over items that are neither a finite set of scalars (enum/const of "
+          "strings, numbers, booleans, null) nor strings without maxLength, pattern or format",
+          node);
+    }
+    uint64_t max = domain->size();
+    if (node.max_items) max = std::min<uint64_t>(max, *node.max_items);
+    if (node.min_items > max) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    const NonterminalId item = builder_.FreshNonterminal("unique_item" + node.pointer);
+    for (const JsonValue& v : *domain) {
+      absl::StatusOr<Symbol> lexeme = UniqueScalar(v);
+      if (!lexeme.ok()) return lexeme.status();
+      Rule(item, {*lexeme});
+    }
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, max);
+  }
+
+  // A string node every prefix of whose values extends to infinitely many
+  // values (no maxLength, pattern, format or enum): a repeated item can then
+  // always be avoided by writing on, so refusing only the byte that would
+  // complete a repeat keeps every mask exact.
+  bool OpenString(NodeId id) const {
+    if (id == kTrueNode || id == kFalseNode) return false;
+    const SchemaNode& n = schema_.node(id);
+    return n.types == kStringType && !n.enum_values && !n.max_length && n.patterns.empty() &&
+           n.not_patterns.empty() && !n.format && n.unsupported.empty() && n.all_of.empty() &&
+           n.any_of.empty() && n.one_of.empty() && n.not_schema == kNoNode &&
+           n.if_schema == kNoNode;
+  }
+
+  // uniqueItems over open strings: the item is one lexeme with
+  // LexemeRole::kDistinctValue, and the matcher refuses the closing quote
+  // of a string the array already holds (strings have one spelling each,
+  // json_string.h, so equal bytes are equal values).
+  absl::Status UniqueStringArray(const SchemaNode& node, NonterminalId nt) {
+    const SchemaNode& items = schema_.node(node.items);
+    absl::StatusOr<ExprId> decoded = StringLanguage(items);
+    if (!decoded.ok()) return decoded.status();
+    absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "distinct string" + items.pointer,
+                                          /*literal=*/false, LexemeRole::kDistinctValue);
+    if (!string.ok()) return string.status();
+    const NonterminalId item = builder_.FreshNonterminal("distinct_item" + node.pointer);
+    Rule(item, {*string});
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, node.max_items);
+  }
+
+  // Scalar `v` in every spelling of its value, as a unique-key lexeme named
+  // by its canonical value (the parser's key group).
+  absl::StatusOr<Symbol> UniqueScalar(const JsonValue& v) {
+    ExprId token = ExprSet::kNothing;
+    switch (v.kind()) {
+      case JsonValue::Kind::kNull:
+        token = pool_.Literal("null");
+        break;
+      case JsonValue::Kind::kBoolean:
+        token = pool_.Literal(v.boolean() ? "true" : "false");
+        break;
+      case JsonValue::Kind::kString:
+        token = pool_.Literal(JsonQuoteLiteral(v.string()));
+        break;
+      case JsonValue::Kind::kNumber: {
+        NumericBound bound{v.number(), false};
+        absl::StatusOr<std::string> re = NumberRangeRegex(bound, bound);
+        if (!re.ok()) return re.status();
+        absl::StatusOr<ExprId> parsed = ParseRegex(*re, regex::MatchMode::kFullMatch);
+        if (!parsed.ok()) return parsed.status();
+        token = *parsed;
+        break;
+      }
+      default:
+        return absl::InternalError("UniqueScalar on a non-scalar value");
+    }
+    return Token(token, "item " + v.CanonicalKey(), v.kind() != JsonValue::Kind::kNumber,
+                 LexemeRole::kUniqueKey);
+  }
+
+  // `[` items `]` with item i from item_nt(i), min_items of them at least,
+  // max of them at most (nullopt: no bound).
+  template <typename ItemNt>
+  absl::Status ArrayOf(const SchemaNode& node, NonterminalId nt, ItemNt&& item_nt,
+                       std::optional<uint64_t> max_items) {
     const uint64_t p = node.prefix_items.size();
     const uint64_t m = node.min_items;
     const uint64_t k = std::max<uint64_t>(p, m);
-    auto item = [&](uint64_t i) {
-      return Symbol::Nonterminal(Value(i < p ? node.prefix_items[i] : node.items));
-    };
+    auto item = [&](uint64_t i) { return Symbol::Nonterminal(item_nt(i)); };
     // after[i] = the rest of the array once i items are written: "]" when i
     // is enough, or "," and item i. Without maxItems the last state loops.
-    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    const uint64_t last = max_items ? *max_items : std::max<uint64_t>(k, 1);
     if (last > options_.max_nonterminals) {
       return AtNode(absl::ResourceExhaustedError(
                         absl::StrCat("array bounds need ", last, " grammar states", At(node))),
@@ -638,13 +841,13 @@ class Lowering {
     for (uint64_t i = 1; i <= last; ++i) after[i] = builder_.FreshNonterminal("items");
     for (uint64_t i = 1; i <= last; ++i) {
       if (i >= m) Rule(after[i], {Literal("]")});
-      if (!node.max_items || i < *node.max_items) {
+      if (!max_items || i < *max_items) {
         const NonterminalId next = i == last ? after[i] : after[i + 1];
         Rule(after[i], {Literal(","), item(i), Symbol::Nonterminal(next)});
       }
     }
     if (m == 0) Rule(nt, {Literal("["), Literal("]")});
-    if (!node.max_items || *node.max_items >= 1) {
+    if (!max_items || *max_items >= 1) {
       Rule(nt, {Literal("["), item(0), Symbol::Nonterminal(after[1])});
     }
     return absl::OkStatus();
@@ -915,6 +1118,8 @@ class Lowering {
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
   const size_t first_nonterminal_;
+  // Some array has uniqueItems: `[` and `]` carry frame roles (Literal).
+  bool array_frames_ = false;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;

@@ -60,6 +60,9 @@ class Normalizer {
   // true when something was added to its all_of.
   absl::StatusOr<bool> RewriteCombinators(SchemaNode* n);
   absl::Status Distribute(NodeId id, int depth);
+  // Sets contains_match/contains_miss of node `id` where its `contains` has
+  // a complement (else lowering refuses `contains` with the reason).
+  absl::Status SplitContains(NodeId id);
 
   // ---- negate.cc ----
   // A node matching exactly the instances `id` does not match; Unimplemented

@@ -96,6 +96,10 @@ struct SchemaNode {
   NodeId contains = kNoNode;
   uint64_t min_contains = 1;
   std::optional<uint64_t> max_contains;
+  // Set by normalization where `contains` has an expressible complement:
+  // items AND contains, items AND NOT contains (what lowering counts).
+  NodeId contains_match = kNoNode;
+  NodeId contains_miss = kNoNode;
 
   // Objects. A member whose key is in `properties` matches that schema; every
   // member whose key matches a pattern matches that pattern's schema; members
@@ -147,6 +151,8 @@ void ForEachChildId(SchemaNode& node, Fn&& fn) {
   for (NodeId& id : node.prefix_items) one(id);
   one(node.items);
   one(node.contains);
+  one(node.contains_match);
+  one(node.contains_miss);
   for (auto& [key, id] : node.properties) one(id);
   for (auto& [key, id] : node.pattern_properties) one(id);
   one(node.additional_properties);

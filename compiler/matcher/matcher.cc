@@ -1,6 +1,7 @@
 #include "compiler/matcher/matcher.h"
 
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,7 +37,8 @@ class MatcherImpl final : public Matcher {
       : grammar_(std::move(grammar)),
         options_(options),
         parser_(grammar_->grammar_ptr()),
-        stepper_(*grammar_) {
+        stepper_(*grammar_),
+        distinct_(DistinctValueLexemes(grammar_->grammar())) {
     pos_ = stepper_.Start(parser_);
   }
 
@@ -45,6 +47,7 @@ class MatcherImpl final : public Matcher {
         options_(other.options_),
         parser_(other.parser_),
         stepper_(*grammar_),
+        distinct_(other.distinct_),
         pos_(other.pos_),
         stopped_(other.stopped_),
         hit_depth_limit_(other.hit_depth_limit_),
@@ -75,8 +78,13 @@ class MatcherImpl final : public Matcher {
     if (stopped_) return;
     const size_t base_depth = parser_.Depth();
     const TokenTrie& trie = grammar_->vocab().trie();
+    // Cached walks group tokens by where the lexeme ends, not by its bytes:
+    // in or before a distinct value (uniqueItems) each token's bytes matter.
     std::shared_ptr<const MaskCacheEntry> entry =
-        grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer, pos_.in_lexeme);
+        distinct_ && parser_.Allowed().Intersects(*distinct_)
+            ? nullptr
+            : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
+                                         pos_.in_lexeme);
     if (entry == nullptr) {
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
     } else {
@@ -96,8 +104,10 @@ class MatcherImpl final : public Matcher {
           for (uint32_t node : *nodes) {
             const regex::StateId s = dfa.Step(start, trie.byte(node));
             if (s == regex::LazyDfa::kDead) continue;
+            LexPosition pos;
+            if (!stepper_.Begin(parser_, s, trie.byte(node), &pos)) continue;
             SetTokens(trie, node, words);
-            WalkSubtree(node, {{s, true}, depth}, words);
+            WalkSubtree(node, {pos, depth}, words);
           }
         }
         parser_.Pop(parser_.Depth() - base_depth);
@@ -259,12 +269,23 @@ class MatcherImpl final : public Matcher {
     return true;
   }
 
+  // The kDistinctValue lexemes, or nullopt when the grammar has none.
+  static std::optional<LexemeSet> DistinctValueLexemes(const Grammar& g) {
+    if (!g.has_distinct_values()) return std::nullopt;
+    LexemeSet out(g.num_lexemes());
+    for (LexemeId id = 0; id < g.num_lexemes(); ++id) {
+      if (g.is_distinct_value(id)) out.Insert(id);
+    }
+    return out;
+  }
+
   std::shared_ptr<const CompiledGrammarImpl> grammar_;
   MatcherOptions options_;
   // Mutable: CanStop() scans a lexeme end into the parser and pops it again,
   // leaving the observable state as it was.
   mutable EarleyParser parser_;
   mutable ByteStepper stepper_;
+  std::optional<LexemeSet> distinct_;
   LexPosition pos_;
   bool stopped_ = false;
   bool hit_depth_limit_ = false;
