@@ -41,6 +41,9 @@ struct CompileOutcome {
 // The grammar a Session open op starts from (CompileHandler::OpenGrammar).
 struct OpenedGrammar {
   std::shared_ptr<const CompiledGrammar> grammar;
+  // The cache key `grammar` is held under (the healed handle when healed):
+  // the stream charges the grammar's growth to the cache under it.
+  std::string handle;
   // Set when the open carried prompt_tail_tokens (tokens_to_drop 0: nothing
   // healed, `grammar` is the plain one).
   std::optional<Healing> healing;

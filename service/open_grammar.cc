@@ -110,10 +110,12 @@ std::shared_ptr<CompileWait> CompileHandler::OpenGrammarAsync(const v1::OpenSequ
   }
   if (job == nullptr && cached != nullptr) {
     opened.grammar = std::move(cached);
+    opened.handle = open.handle();
     std::move(done)(std::move(opened));
     return nullptr;
   }
   if (job == nullptr) job = std::make_shared<CompileJob>(*base);
+  opened.handle = job->handle;
   return CompileJobAsync(std::move(job), std::move(tokenizer), tenant, deadline,
                          [opened = std::move(opened), prefix, done = std::move(done)](
                              absl::StatusOr<CompileOutcome> outcome, bool /*spec_error*/) mutable {

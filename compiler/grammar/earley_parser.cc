@@ -476,4 +476,12 @@ size_t EarleyParser::ByteSizeEstimate() const {
   return bytes;
 }
 
+size_t EarleyParser::HeldBytesApprox() const {
+  const size_t words_per_set = (grammar_->num_lexemes() + 63) / 64;
+  return sizeof(EarleyParser) + items_.capacity() * sizeof(Item) + accepting_.capacity() +
+         allowed_.capacity() * (sizeof(LexemeSet) + words_per_set * 8) +
+         memo_.capacity() * sizeof(SetMemo) + frames_.capacity() * sizeof(FrameState) +
+         set_start_.capacity() * sizeof(uint32_t);
+}
+
 }  // namespace maskd

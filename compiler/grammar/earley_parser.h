@@ -86,6 +86,10 @@ class EarleyParser {
   size_t current_set_size() const { return items_.size() - set_start_[set_start_.size() - 2]; }
   // Approximate heap bytes held by this parser's buffers.
   size_t ByteSizeEstimate() const;
+  // The same in O(1), for charging a memory budget on every token: counts
+  // the per-set buffers by capacity (they never shrink: the high-water mark
+  // of Depth()) but not the indexes of sets looked up often.
+  size_t HeldBytesApprox() const;
 
  private:
   struct Item {

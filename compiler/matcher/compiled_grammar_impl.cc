@@ -28,6 +28,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   g->vocab_ = *std::move(vocab);
   g->pool_ = std::move(ir.pool);
   g->token_terminals_ = *std::move(token_terminals);
+  g->fixed_bytes_ = sizeof(CompiledGrammarImpl) + g->grammar_->ByteSizeEstimate() +
+                    g->token_terminals_.ByteSizeEstimate();
   // Declared after g: cleared before a failed g frees the pool.
   regex::ExprSet::ScopedInterrupt interrupt(g->pool_.get(), limits.cancelled, limits.deadline);
   regex::LazyDfa::Options dfa_options;
@@ -52,8 +54,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes() + mask_cache_->bytes() +
-         token_terminals_.ByteSizeEstimate();
+  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes();
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {

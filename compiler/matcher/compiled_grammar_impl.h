@@ -69,6 +69,9 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   CompiledGrammarImpl() = default;
 
   CompileStats stats_;
+  // sizeof(*this) and the grammar's estimate, which never change: measured
+  // once so SizeBytes() stays cheap (the service measures on every step).
+  size_t fixed_bytes_ = 0;
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const VocabIndex> vocab_;
   std::unique_ptr<regex::ExprSet> pool_;

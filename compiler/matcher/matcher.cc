@@ -51,10 +51,12 @@ class MatcherImpl final : public Matcher {
         distinct_(other.distinct_),
         pos_(other.pos_),
         stopped_(other.stopped_),
+        hit_depth_limit_(other.hit_depth_limit_),
         history_(other.history_),
         token_scratch_(other.token_scratch_) {}
 
   bool AcceptToken(TokenId token) override {
+    hit_depth_limit_ = false;
     const VocabIndex& vocab = grammar_->vocab();
     if (stopped_ || token >= vocab.tokenizer().vocab_size()) return false;
     if (vocab.is_eos(token)) {
@@ -69,6 +71,7 @@ class MatcherImpl final : public Matcher {
   }
 
   bool AcceptBytes(std::string_view bytes) override {
+    hit_depth_limit_ = false;
     if (stopped_) return false;
     return AdvanceBytes(bytes);
   }
@@ -186,6 +189,13 @@ class MatcherImpl final : public Matcher {
 
   std::unique_ptr<Matcher> Clone() const override { return std::make_unique<MatcherImpl>(*this); }
 
+  size_t ParserDepth() const override { return parser_.Depth(); }
+  bool HitDepthLimit() const override { return hit_depth_limit_; }
+  size_t MemoryBytes() const override {
+    return sizeof(*this) + parser_.HeldBytesApprox() + history_.size() * sizeof(Snapshot) +
+           walk_stack_.capacity() * sizeof(WalkEntry);
+  }
+
  private:
   struct Snapshot {
     size_t parser_depth;
@@ -201,6 +211,7 @@ class MatcherImpl final : public Matcher {
   }
 
   bool AdvanceBytes(std::string_view bytes) {
+    hit_depth_limit_ = false;
     const size_t base_depth = parser_.Depth();
     LexPosition pos = pos_;
     for (char c : bytes) {
@@ -208,6 +219,11 @@ class MatcherImpl final : public Matcher {
         parser_.Pop(parser_.Depth() - base_depth);
         return false;
       }
+    }
+    if (options_.max_parser_depth > 0 && parser_.Depth() > options_.max_parser_depth) {
+      parser_.Pop(parser_.Depth() - base_depth);
+      hit_depth_limit_ = true;
+      return false;
     }
     Remember({base_depth, pos_, stopped_});
     pos_ = pos;
@@ -319,6 +335,7 @@ class MatcherImpl final : public Matcher {
   std::optional<LexemeSet> distinct_;
   LexPosition pos_;
   bool stopped_ = false;
+  bool hit_depth_limit_ = false;
   std::deque<Snapshot> history_;
   // The mask walk's stack (kept to avoid reallocating).
   struct WalkEntry {
