@@ -166,6 +166,14 @@ class BudgetedMatcher final : public Matcher {
     return std::make_unique<BudgetedMatcher>(*this);
   }
 
+  size_t ParserDepth() const override { return inner_->ParserDepth(); }
+  bool HitDepthLimit() const override { return inner_->HitDepthLimit(); }
+  // The inner matcher's, plus the budget's rollback history and marker tail.
+  size_t MemoryBytes() const override {
+    return inner_->MemoryBytes() + sizeof(*this) + history_.size() * sizeof(State) +
+           state_.tail.capacity();
+  }
+
   // The state at the start (the budget may be 0: forced at once).
   void Start() { UpdateForcing(); }
 
