@@ -1,0 +1,47 @@
+#include "compiler/matcher/walk_memo.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace maskd {
+namespace {
+
+// Origin codes in a set's key: absolute indices sit below kWalkSetBit (a
+// parser holds far fewer than 2^31 sets: EarleyOptions::max_total_items).
+constexpr uint32_t kWalkSetBit = 0x80000000u;
+constexpr uint32_t kThisSet = 0xFFFFFFFFu;
+
+}  // namespace
+
+void WalkMemo::Begin(size_t base_depth) {
+  base_depth_ = base_depth;
+  depth_ids_.assign(1, kBaseSet);
+  ids_.clear();
+  steps_.clear();
+}
+
+uint32_t WalkMemo::Intern(const EarleyParser& parser) {
+  const size_t depth = parser.Depth();
+  assert(depth > base_depth_);
+  key_.clear();
+  parser.ForEachTopItem([&](uint32_t pos, uint32_t origin) {
+    uint32_t code;
+    if (origin <= base_depth_) {
+      code = origin;
+    } else if (origin == depth) {
+      code = kThisSet;
+    } else {
+      code = kWalkSetBit | depth_ids_[origin - base_depth_];
+    }
+    key_.push_back(uint64_t{pos} << 32 | code);
+  });
+  std::sort(key_.begin(), key_.end());
+  const uint32_t fresh = static_cast<uint32_t>(ids_.size()) + 1;  // 0 is the base
+  const uint32_t id = ids_.try_emplace(key_, fresh).first->second;
+  const size_t slot = depth - base_depth_;
+  if (depth_ids_.size() <= slot) depth_ids_.resize(slot + 1);
+  depth_ids_[slot] = id;
+  return id;
+}
+
+}  // namespace maskd
