@@ -76,6 +76,32 @@ absl::StatusOr<int> Listen(const std::string& listen, int* bound_port) {
   return fd;
 }
 
+// A server context for `tls`'s files, or INVALID_ARGUMENT naming the flag
+// whose file does not load.
+absl::StatusOr<std::shared_ptr<SSL_CTX>> MakeServerContext(const TlsOptions& tls) {
+  std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
+  if (ctx == nullptr) return absl::InternalError(OpenSslErrors());
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert_file.c_str()) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_cert ", tls.cert_file, ": ", OpenSslErrors()));
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx.get()) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls_key ", tls.key_file, " (for --tls_cert ",
+                                                   tls.cert_file, "): ", OpenSslErrors()));
+  }
+  if (tls.mutual()) {
+    if (SSL_CTX_load_verify_locations(ctx.get(), tls.client_ca_file.c_str(), nullptr) != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tls_client_ca ", tls.client_ca_file, ": ", OpenSslErrors()));
+    }
+    SSL_CTX_set_client_CA_list(ctx.get(), SSL_load_client_CA_file(tls.client_ca_file.c_str()));
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  return ctx;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpsMetricsServer>> HttpsMetricsServer::Start(
@@ -84,26 +110,10 @@ absl::StatusOr<std::unique_ptr<HttpsMetricsServer>> HttpsMetricsServer::Start(
   // with write(2), which raises SIGPIPE (civetweb ignores it the same way).
   signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<HttpsMetricsServer> server(new HttpsMetricsServer());
-  server->ctx_ = SSL_CTX_new(TLS_server_method());
-  if (server->ctx_ == nullptr) return absl::InternalError(OpenSslErrors());
-  SSL_CTX_set_min_proto_version(server->ctx_, TLS1_2_VERSION);
-  if (SSL_CTX_use_certificate_chain_file(server->ctx_, tls.cert_file.c_str()) != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls_cert ", tls.cert_file, ": ", OpenSslErrors()));
-  }
-  if (SSL_CTX_use_PrivateKey_file(server->ctx_, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(server->ctx_) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls_key ", tls.key_file, " (for --tls_cert ",
-                                                   tls.cert_file, "): ", OpenSslErrors()));
-  }
-  if (tls.mutual()) {
-    if (SSL_CTX_load_verify_locations(server->ctx_, tls.client_ca_file.c_str(), nullptr) != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--tls_client_ca ", tls.client_ca_file, ": ", OpenSslErrors()));
-    }
-    SSL_CTX_set_client_CA_list(server->ctx_, SSL_load_client_CA_file(tls.client_ca_file.c_str()));
-    SSL_CTX_set_verify(server->ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-  }
+  server->tls_ = tls;
+  absl::StatusOr<std::shared_ptr<SSL_CTX>> ctx = MakeServerContext(tls);
+  if (!ctx.ok()) return ctx.status();
+  server->ctx_ = *std::move(ctx);
   absl::StatusOr<int> fd = Listen(listen, &server->port_);
   if (!fd.ok()) {
     return absl::UnavailableError(
@@ -122,7 +132,22 @@ HttpsMetricsServer::~HttpsMetricsServer() {
     connection_ended_.wait(lock, [this] { return connections_ == 0; });
   }
   if (listen_fd_ >= 0) close(listen_fd_);
-  if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+}
+
+absl::Status HttpsMetricsServer::ReloadTls() {
+  absl::StatusOr<std::shared_ptr<SSL_CTX>> ctx = MakeServerContext(tls_);
+  if (!ctx.ok()) {
+    ERR_clear_error();
+    return ctx.status();
+  }
+  std::lock_guard<std::mutex> lock(ctx_mu_);
+  ctx_ = *std::move(ctx);
+  return absl::OkStatus();
+}
+
+std::shared_ptr<SSL_CTX> HttpsMetricsServer::Context() {
+  std::lock_guard<std::mutex> lock(ctx_mu_);
+  return ctx_;
 }
 
 void HttpsMetricsServer::RegisterCollectable(
@@ -178,7 +203,8 @@ void HttpsMetricsServer::Serve(int fd) {
   timeval timeout{kSocketTimeoutSeconds, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx_), &SSL_free);
+  const std::shared_ptr<SSL_CTX> ctx = Context();
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), &SSL_free);
   if (ssl == nullptr || SSL_set_fd(ssl.get(), fd) != 1) return;
   // A plaintext client, an untrusted client certificate or none (mutual
   // TLS) fail here: the handshake is refused and nothing is served.

@@ -35,6 +35,7 @@ class HttpsMetricsServer final : public MetricsEndpoint {
 
   void RegisterCollectable(const std::weak_ptr<prometheus::Collectable>& collectable) override;
   int port() const override { return port_; }
+  absl::Status ReloadTls() override;
 
  private:
   HttpsMetricsServer() = default;
@@ -42,7 +43,13 @@ class HttpsMetricsServer final : public MetricsEndpoint {
   void Serve(int fd);
   std::string Exposition();
 
-  SSL_CTX* ctx_ = nullptr;
+  // The TLS files as loaded now; connections in flight keep the context
+  // they started with.
+  std::shared_ptr<SSL_CTX> Context();
+
+  TlsOptions tls_;
+  std::mutex ctx_mu_;
+  std::shared_ptr<SSL_CTX> ctx_;  // guarded by ctx_mu_
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -1,5 +1,5 @@
 // maskd: constrained decoding as a service. Parses flags, starts the server,
-// and on SIGTERM/SIGINT drains it and exits 0.
+// reloads credentials on SIGHUP, and on SIGTERM/SIGINT drains it and exits 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -71,6 +71,13 @@ ABSL_FLAG(int, max_queued_compiles, 256,
           "with RESOURCE_EXHAUSTED (cache hits and joins of a compile in flight always pass).");
 ABSL_FLAG(int, max_queued_compiles_per_tenant, 64,
           "Most compiles queued or running at once for one tenant (RESOURCE_EXHAUSTED beyond).");
+ABSL_FLAG(int, max_streams_per_tenant, 1024,
+          "Most Session streams one tenant (bearer token's tenant; \"default\" without tokens) "
+          "holds open at once; a new stream beyond ends at once with RESOURCE_EXHAUSTED naming "
+          "the tenant, other tenants unaffected.");
+ABSL_FLAG(int, max_sequences_per_tenant, 65536,
+          "Most sequences one tenant holds open over all its streams; an open beyond fails "
+          "(that op, RESOURCE_EXHAUSTED naming the tenant), other tenants unaffected.");
 ABSL_FLAG(int, max_tokens_per_op, 65536,
           "Most tokens plus draft tokens in one AdvanceSequence (RESOURCE_EXHAUSTED on that "
           "sequence beyond); 0: no limit.");
@@ -100,6 +107,8 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  // SIGHUP reloads the token file and TLS files instead of stopping.
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<std::vector<maskd::TokenizerSource>> preload =
@@ -120,6 +129,8 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_compile_time_limit) <= absl::ZeroDuration() ||
       absl::GetFlag(FLAGS_max_queued_compiles) < 1 ||
       absl::GetFlag(FLAGS_max_queued_compiles_per_tenant) < 1 ||
+      absl::GetFlag(FLAGS_max_streams_per_tenant) < 1 ||
+      absl::GetFlag(FLAGS_max_sequences_per_tenant) < 1 ||
       absl::GetFlag(FLAGS_max_tokens_per_op) < 0 || absl::GetFlag(FLAGS_metrics_threads) < 1 ||
       absl::GetFlag(FLAGS_metrics_request_timeout) < absl::Milliseconds(1)) {
     MASKD_LOG(ERROR) << "--grpc_threads must be >= 2, --max_message_bytes >= 1024, "
@@ -128,7 +139,8 @@ int main(int argc, char** argv) {
                         "--max_tokenizer_bytes, --max_tokenizers, --cache_bytes, --max_spec_bytes, "
                         "--max_sequences_per_stream and --max_ops_per_request >= 1, "
                         "--compile_time_limit > 0, --max_queued_compiles, "
-                        "--max_queued_compiles_per_tenant and --metrics_threads >= 1, "
+                        "--max_queued_compiles_per_tenant, --max_streams_per_tenant, "
+                        "--max_sequences_per_tenant and --metrics_threads >= 1, "
                         "--max_tokens_per_op >= 0, --metrics_request_timeout >= 1ms";
     return EXIT_FAILURE;
   }
@@ -176,6 +188,10 @@ int main(int argc, char** argv) {
   options.cache.max_queued_compiles = static_cast<size_t>(absl::GetFlag(FLAGS_max_queued_compiles));
   options.cache.max_queued_compiles_per_tenant =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_queued_compiles_per_tenant));
+  options.tenant_quotas.max_streams =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_streams_per_tenant));
+  options.tenant_quotas.max_sequences =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_sequences_per_tenant));
   options.session_limits.max_tokens_per_op =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_tokens_per_op));
   options.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
@@ -195,7 +211,10 @@ int main(int argc, char** argv) {
   }
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (sigwait(&stop_signals, &signal_number) == 0 && signal_number == SIGHUP) {
+    MASKD_LOG(INFO) << "received SIGHUP, reloading credentials";
+    (*server)->ReloadCredentials();
+  }
   MASKD_LOG(INFO) << "received " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
                   << ", draining";
   (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));

@@ -59,7 +59,7 @@ void FillTokenizerInfo(const RegisteredTokenizer& entry, v1::TokenizerInfo* info
 
 MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
                            const CompileHandler* compile, SessionRegistry* session,
-                           const TokenAuthenticator* auth, bool allow_register_tokenizer)
+                           const TokenAuthHolder* auth, bool allow_register_tokenizer)
     : tokenizers_(tokenizers),
       metrics_(metrics),
       compile_(compile),
@@ -69,16 +69,17 @@ MaskdService::MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metric
 
 absl::StatusOr<std::string> MaskdService::Authenticate(
     const grpc::ServerContextBase& context) const {
-  if (!auth_->enabled()) return std::string(kDefaultTenant);
+  const std::shared_ptr<const TokenAuthenticator> auth = auth_->Get();
+  if (!auth->enabled()) return std::string(kDefaultTenant);
   const auto& metadata = context.client_metadata();
   auto header = metadata.find("authorization");
   // A repeated header is ambiguous: refuse rather than pick one.
   if (header != metadata.end() && metadata.count("authorization") > 1) {
     return absl::UnauthenticatedError("more than one authorization metadata entry");
   }
-  return auth_->Authenticate(header == metadata.end()
-                                 ? absl::string_view()
-                                 : absl::string_view(header->second.data(), header->second.size()));
+  return auth->Authenticate(header == metadata.end()
+                                ? absl::string_view()
+                                : absl::string_view(header->second.data(), header->second.size()));
 }
 
 grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* context,

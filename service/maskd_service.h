@@ -23,11 +23,11 @@ class MaskdService final : public v1::Maskd::WithRawCallbackMethod_Compile<
                                v1::Maskd::WithRawCallbackMethod_Session<v1::Maskd::Service>> {
  public:
   // All pointers must outlive the service. Every RPC first authenticates
-  // its caller with `auth` (token_auth.h). Tokenizer uploads are refused
-  // (PERMISSION_DENIED) unless `allow_register_tokenizer`.
+  // its caller with the authenticator `auth` holds then (token_auth.h). Tokenizer uploads are
+  // refused (PERMISSION_DENIED) unless `allow_register_tokenizer`.
   MaskdService(TokenizerRegistry* tokenizers, ServiceMetrics* metrics,
-               const CompileHandler* compile, SessionRegistry* session,
-               const TokenAuthenticator* auth, bool allow_register_tokenizer);
+               const CompileHandler* compile, SessionRegistry* session, const TokenAuthHolder* auth,
+               bool allow_register_tokenizer);
 
   grpc::Status RegisterTokenizer(grpc::ServerContext* context,
                                  const v1::RegisterTokenizerRequest* request,
@@ -56,7 +56,7 @@ class MaskdService final : public v1::Maskd::WithRawCallbackMethod_Compile<
   ServiceMetrics* metrics_;
   const CompileHandler* compile_;
   SessionRegistry* session_;
-  const TokenAuthenticator* auth_;
+  const TokenAuthHolder* auth_;
   const bool allow_register_tokenizer_;
 };
 

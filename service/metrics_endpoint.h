@@ -24,6 +24,10 @@ class MetricsEndpoint {
   virtual void RegisterCollectable(const std::weak_ptr<prometheus::Collectable>& collectable) = 0;
   // The bound port.
   virtual int port() const = 0;
+  // HTTPS: loads the certificate, key and client CA files again; new
+  // connections use them, a failure keeps the previous ones. Plain HTTP:
+  // nothing to do.
+  virtual absl::Status ReloadTls() { return absl::OkStatus(); }
 };
 
 // Binds `listen` (host:port, port 0: any free one): HTTP when `tls` is off,

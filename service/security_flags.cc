@@ -1,10 +1,13 @@
 #include "service/security_flags.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain for TLS on the gRPC and /metrics listeners (with --tls_key); "
@@ -18,6 +21,11 @@ ABSL_FLAG(std::string, auth_token_file, "",
           "TOKEN` (UNAUTHENTICATED otherwise) and is charged to that token's tenant. Health and "
           "reflection stay open. Empty: no tokens, every call is tenant \"default\".");
 
+ABSL_FLAG(absl::Duration, credentials_reload_interval, absl::Seconds(60),
+          "How often --auth_token_file and the TLS files are checked for changes and reloaded "
+          "(new connections and calls see the new ones; a file that fails to load is logged and "
+          "the old ones stay); SIGHUP reloads the token file and /metrics TLS at once. 0: only "
+          "on SIGHUP, and the gRPC listener's certificates never.");
 ABSL_FLAG(bool, allow_register_tokenizer, false,
           "Accept tokenizer uploads (RegisterTokenizer with files); off: only preloaded "
           "tokenizers (--tokenizer) are served and uploads are PERMISSION_DENIED.");
@@ -32,6 +40,16 @@ absl::StatusOr<SecurityOptions> SecurityOptionsFromFlags() {
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   if (absl::Status valid = ValidateTlsOptions(options.tls); !valid.ok()) return valid;
+  options.reload_interval = absl::GetFlag(FLAGS_credentials_reload_interval);
+  if (options.reload_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--credentials_reload_interval must be >= 0");
+  }
+  // gRPC's certificate watcher counts whole seconds.
+  options.tls.reload_interval_seconds =
+      options.reload_interval == absl::ZeroDuration()
+          ? 0
+          : static_cast<unsigned>(std::max<int64_t>(
+                1, absl::ToInt64Seconds(absl::Ceil(options.reload_interval, absl::Seconds(1)))));
   options.allow_register_tokenizer = absl::GetFlag(FLAGS_allow_register_tokenizer);
   if (absl::GetFlag(FLAGS_max_tokenizers_per_tenant) < 1) {
     return absl::InvalidArgumentError("--max_tokenizers_per_tenant must be >= 1");
@@ -46,6 +64,7 @@ absl::StatusOr<SecurityOptions> SecurityOptionsFromFlags() {
                           absl::StrCat("--auth_token_file: ", auth.status().message()));
     }
     options.auth = std::make_shared<const TokenAuthenticator>(*std::move(auth));
+    options.auth_token_file = token_file;
   }
   return options;
 }

@@ -91,7 +91,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
       std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
                                        server->metrics_.get(), options.compile_limits);
   server->releaser_ = std::make_unique<MemoryReleaser>(options.memory_release_interval);
+  server->quotas_ =
+      std::make_unique<TenantQuotas>(options.tenant_quotas, *server->metrics_->registry());
   SessionEnv env;
+  env.quotas = server->quotas_.get();
   env.releaser = server->releaser_.get();
   env.compiler = server->compile_.get();
   env.store = server->store_.get();
@@ -100,7 +103,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   env.limits = options.session_limits;
   env.limits.max_response_bytes = static_cast<size_t>(options.max_message_bytes);
   server->session_ = std::make_unique<SessionRegistry>(env, options.session_idle_timeout);
-  server->auth_ = options.security.auth;
+  server->auth_ = std::make_unique<TokenAuthHolder>(options.security.auth);
+  server->reloader_ = std::make_unique<CredentialReloader>(options.security.reload_interval,
+                                                           *server->metrics_->registry());
+  if (!options.security.auth_token_file.empty()) {
+    server->reloader_->Watch(
+        "token_file", {options.security.auth_token_file},
+        [holder = server->auth_.get(), path = options.security.auth_token_file]() -> absl::Status {
+          absl::StatusOr<TokenAuthenticator> auth = TokenAuthenticator::FromFile(path);
+          if (!auth.ok()) return auth.status();
+          MASKD_LOG(INFO) << "token file " << path << ": " << auth->token_count()
+                          << " bearer tokens";
+          holder->Set(std::make_shared<const TokenAuthenticator>(*std::move(auth)));
+          return absl::OkStatus();
+        });
+  }
   server->service_ = std::make_unique<MaskdService>(
       server->tokenizers_.get(), server->metrics_.get(), server->compile_.get(),
       server->session_.get(), server->auth_.get(), options.security.allow_register_tokenizer);
@@ -145,8 +162,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                   << (options.security.tls.mutual()    ? " (mutual TLS)"
                       : options.security.tls.enabled() ? " (TLS)"
                                                        : "")
-                  << (server->auth_->enabled()
-                          ? absl::StrCat(" (", server->auth_->token_count(), " bearer tokens)")
+                  << (options.security.auth->enabled()
+                          ? absl::StrCat(" (", options.security.auth->token_count(),
+                                         " bearer tokens)")
                           : "");
 
   if (!options.metrics_listen.empty()) {
@@ -164,7 +182,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     server->metrics_address_ = ReplacePort(options.metrics_listen, server->exposer_->port());
     MASKD_LOG(INFO) << "metrics on " << (options.security.tls.enabled() ? "https" : "http") << "://"
                     << server->metrics_address_ << "/metrics";
+    if (options.security.tls.enabled()) {
+      const TlsOptions& tls = options.security.tls;
+      std::vector<std::string> files = {tls.cert_file, tls.key_file};
+      if (tls.mutual()) files.push_back(tls.client_ca_file);
+      server->reloader_->Watch("metrics_tls", std::move(files),
+                               [exposer = server->exposer_.get()] { return exposer->ReloadTls(); });
+    }
   }
+  server->reloader_->Start();
   return server;
 }
 
@@ -182,9 +208,18 @@ void Server::Shutdown(absl::Duration grace) {
     grpc_server_->Wait();
   }
   // Metrics stay up until gRPC has drained so the drain itself is observable.
+  reloader_.reset();
   exposer_.reset();
 }
 
-Server::~Server() { Shutdown(absl::ZeroDuration()); }
+void Server::ReloadCredentials() {
+  if (reloader_ != nullptr) reloader_->ReloadNow();
+}
+
+Server::~Server() {
+  // The watcher reloads into the exposer: stop it first.
+  reloader_.reset();
+  Shutdown(absl::ZeroDuration());
+}
 
 }  // namespace maskd

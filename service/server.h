@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "service/compile_handler.h"
+#include "service/credential_reloader.h"
 #include "service/grammar_store.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
@@ -22,6 +23,7 @@
 #include "service/service_metrics.h"
 #include "service/session_registry.h"
 #include "service/session_stream.h"
+#include "service/tenant_quotas.h"
 #include "service/thread_pool.h"
 #include "service/tokenizer_flags.h"
 #include "service/tokenizer_registry.h"
@@ -53,6 +55,8 @@ struct ServerOptions {
   GrammarStoreOptions cache;
   CompileLimits compile_limits;
   SessionLimits session_limits;
+  // Streams and sequences one tenant may hold at once (tenant_quotas.h).
+  TenantQuotaLimits tenant_quotas;
   // A stream with no request for this long is ended; zero: never.
   absl::Duration session_idle_timeout = absl::Minutes(10);
   // /metrics: threads serving it, and how long one waits for a scraper's
@@ -88,6 +92,10 @@ class Server {
   // are cancelled. Idempotent.
   void Shutdown(absl::Duration grace);
 
+  // Reads the token file and the /metrics TLS files again now (SIGHUP);
+  // they are also reloaded when they change (SecurityOptions::reload_interval).
+  void ReloadCredentials();
+
   // For in-process tests.
   ServiceMetrics& metrics() { return *metrics_; }
 
@@ -100,9 +108,11 @@ class Server {
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
   std::unique_ptr<MemoryReleaser> releaser_;
+  std::unique_ptr<TenantQuotas> quotas_;
   std::unique_ptr<CompileHandler> compile_;
   std::unique_ptr<SessionRegistry> session_;
-  std::shared_ptr<const TokenAuthenticator> auth_;
+  std::unique_ptr<TokenAuthHolder> auth_;
+  std::unique_ptr<CredentialReloader> reloader_;
   std::unique_ptr<MaskdService> service_;
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -36,12 +36,13 @@ SessionReactor::SessionReactor(SessionRegistry* registry, grpc::CallbackServerCo
       tenant_(std::move(tenant)),
       opened_(std::chrono::steady_clock::now()),
       last_request_(opened_),
-      stream_(env) {}
+      stream_(env, tenant_) {}
 
 // gRPC never runs reactions inline inside StartRead/StartWrite/Finish (their
 // tags are not inlineable), so calling those under mu_ cannot re-enter it.
-void SessionReactor::Start(std::optional<grpc::Status> refusal) {
+void SessionReactor::Start(std::optional<grpc::Status> refusal, bool holds_stream_quota) {
   std::lock_guard<std::mutex> lock(mu_);
+  holds_stream_quota_ = holds_stream_quota;
   if (refusal.has_value()) {
     FinishLocked(*std::move(refusal));
     return;
@@ -228,14 +229,17 @@ void SessionReactor::OnCancel() {
 
 void SessionReactor::OnDone() {
   grpc::StatusCode code;
+  bool holds_stream_quota;
   {
     std::lock_guard<std::mutex> lock(mu_);
     code = final_code_;
+    holds_stream_quota = holds_stream_quota_;
   }
   const std::chrono::duration<double> lifetime = std::chrono::steady_clock::now() - opened_;
   env_.metrics->RecordRpc("Session", code, lifetime.count());
   if (code != grpc::StatusCode::OK) env_.metrics->CountError(static_cast<absl::StatusCode>(code));
   env_.metrics->active_streams().Decrement();
+  if (holds_stream_quota && env_.quotas != nullptr) env_.quotas->ReleaseStream(tenant_);
   // The registry's reference goes last: `self` may destroy this object as the
   // function returns.
   std::shared_ptr<SessionReactor> self = registry_->Unregister(this);

@@ -41,7 +41,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
                  const SessionEnv& env, std::string tenant);
 
   // Starts reading, or ends the stream with `refusal` at once when set.
-  void Start(std::optional<grpc::Status> refusal);
+  // `holds_stream_quota`: the stream took a place in its tenant's stream
+  // quota (env.quotas), given back when it is done.
+  void Start(std::optional<grpc::Status> refusal, bool holds_stream_quota = false);
 
   // Ends the stream with `status` (see the file comment). Thread-safe;
   // the first End wins.
@@ -85,6 +87,7 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   std::chrono::steady_clock::time_point write_start_;   // guarded by mu_
   bool stalled_ = false;                                // cancelled for not reading; guarded by mu_
   bool cancelled_ = false;                              // guarded by mu_
+  bool holds_stream_quota_ = false;                     // guarded by mu_
   std::vector<std::shared_ptr<CompileWait>> waits_;     // guarded by mu_
   size_t compiles_pending_ = 0;                         // guarded by mu_
 

@@ -37,7 +37,15 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SessionRegistry::Op
                              "connect to another replica");
     }
   }
-  reactor->Start(std::move(refusal));
+  bool holds_quota = false;
+  if (!refusal.has_value() && env_.quotas != nullptr) {
+    if (absl::Status quota = env_.quotas->AcquireStream(tenant); quota.ok()) {
+      holds_quota = true;
+    } else {
+      refusal = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(quota.message()));
+    }
+  }
+  reactor->Start(std::move(refusal), holds_quota);
   return reactor.get();
 }
 

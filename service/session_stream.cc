@@ -65,6 +65,7 @@ std::string DescribeToken(const Tokenizer& tokenizer, TokenId id) {
 SessionStream::~SessionStream() {
   if (!sequences_.empty()) {
     env_.metrics->active_sessions().Decrement(static_cast<double>(sequences_.size()));
+    if (env_.quotas != nullptr) env_.quotas->ReleaseSequences(tenant_, sequences_.size());
   }
 }
 
@@ -145,7 +146,13 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
             work.Fail(absl::ResourceExhaustedError(
                 absl::StrCat("stream already has ", sequences_.size() + opening,
                              " open sequences, this server's limit (--max_sequences_per_stream)")));
+          } else if (absl::Status quota = env_.quotas != nullptr
+                                              ? env_.quotas->AcquireSequence(tenant_)
+                                              : absl::OkStatus();
+                     !quota.ok()) {
+            work.Fail(quota);
           } else {
+            // The quota place is given back below if the open fails.
             work.kind = Work::Kind::kOpen;
             ++opening;
           }
@@ -199,6 +206,7 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
   uint64_t jump_bytes = 0;
   int64_t opened = 0;
   int64_t closed = 0;
+  size_t quota_returned = 0;  // opens that took a quota place and failed, and closes
   for (Work& work : works) {
     if (work.error != absl::StatusCode::kOk) metrics.CountError(work.error);
     accepted += work.tokens_accepted;
@@ -217,12 +225,16 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
     if (work.opened != nullptr) {
       sequences_.emplace(work.op->sequence_id(), std::move(work.opened));
       ++opened;
+    } else if (work.kind == Work::Kind::kOpen) {
+      ++quota_returned;
     } else if (work.error == absl::StatusCode::kOk &&
                work.op->op_case() == v1::SequenceOp::kClose) {
       sequences_.erase(work.op->sequence_id());
       ++closed;
+      ++quota_returned;
     }
   }
+  if (env_.quotas != nullptr) env_.quotas->ReleaseSequences(tenant_, quota_returned);
   metrics.CountTokens(accepted, rejected);
   if (jump_bytes > 0) metrics.CountJumpForwardBytes(jump_bytes);
   if (opened != closed) {

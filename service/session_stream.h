@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,7 +33,9 @@
 #include "service/mask_encoding.h"
 #include "service/memory_release.h"
 #include "service/service_metrics.h"
+#include "service/tenant_quotas.h"
 #include "service/thread_pool.h"
+#include "service/token_auth.h"
 
 namespace maskd {
 
@@ -74,13 +78,17 @@ struct SessionEnv {
   ServiceMetrics* metrics = nullptr;
   // Told when a stream ends (its sequences freed); may be null.
   MemoryReleaser* releaser = nullptr;
+  // Per-tenant stream and sequence quotas; null: none.
+  TenantQuotas* quotas = nullptr;
   SessionLimits limits;
 };
 
 class SessionStream {
  public:
-  explicit SessionStream(const SessionEnv& env) : env_(env) {}
-  // Closes the sequences still open.
+  // The stream's sequences count against `tenant`'s quota (env.quotas).
+  explicit SessionStream(const SessionEnv& env, std::string tenant = std::string(kDefaultTenant))
+      : env_(env), tenant_(std::move(tenant)) {}
+  // Closes the sequences still open (giving them back to the tenant's quota).
   ~SessionStream();
 
   SessionStream(const SessionStream&) = delete;
@@ -135,6 +143,7 @@ class SessionStream {
   void AssignDictionary(std::vector<Work>& works);
 
   SessionEnv env_;
+  const std::string tenant_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
   bool configured_ = false;  // the first request's session_options were read
   uint32_t requested_dictionary_slots_ = 0;

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 
 namespace maskd {
 
@@ -40,6 +42,21 @@ absl::Status ValidateTlsOptions(const TlsOptions& tls) {
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> GrpcServerCredentials(
     const TlsOptions& tls) {
   if (!tls.enabled()) return grpc::InsecureServerCredentials();
+  if (tls.reload_interval_seconds > 0) {
+    // The files were checked by ValidateTlsOptions; the provider reads them
+    // now and again every interval, keeping the last good ones.
+    auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+        tls.key_file, tls.cert_file, tls.client_ca_file, tls.reload_interval_seconds);
+    grpc::experimental::TlsServerCredentialsOptions options(provider);
+    options.watch_identity_key_cert_pairs();
+    if (tls.mutual()) {
+      options.watch_root_certs();
+      options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    } else {
+      options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    }
+    return grpc::experimental::TlsServerCredentials(options);
+  }
   absl::StatusOr<std::string> cert = ReadPemFile(tls.cert_file, "--tls_cert");
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> key = ReadPemFile(tls.key_file, "--tls_key");

@@ -17,6 +17,10 @@ struct TlsOptions {
   std::string cert_file;       // PEM certificate chain, server's first
   std::string key_file;        // PEM private key of that certificate
   std::string client_ca_file;  // PEM CA bundle; set: clients must present a cert it signed
+  // How often the gRPC listener reads the three files again (a rotated
+  // certificate is served to new connections without a restart); 0: read
+  // once at start.
+  unsigned reload_interval_seconds = 60;
 
   bool enabled() const { return !cert_file.empty(); }
   bool mutual() const { return !client_ca_file.empty(); }
@@ -26,8 +30,10 @@ struct TlsOptions {
 // a client CA comes with them; NOT_FOUND naming a file that cannot be read.
 absl::Status ValidateTlsOptions(const TlsOptions& tls);
 
-// Insecure credentials when TLS is off; otherwise SSL credentials that
-// require (and verify) a client certificate when a client CA is set.
+// Insecure credentials when TLS is off; otherwise TLS credentials that
+// require (and verify) a client certificate when a client CA is set. With a
+// reload interval the files are watched (gRPC's FileWatcherCertificateProvider:
+// replace the key and certificate together, e.g. by renaming both into place).
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> GrpcServerCredentials(
     const TlsOptions& tls);
 

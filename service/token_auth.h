@@ -9,7 +9,10 @@
 
 #include <array>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
@@ -54,6 +57,27 @@ class TokenAuthenticator {
   // so its timing says nothing about how much of a guessed token matched,
   // and a memory dump does not reveal the tokens.
   std::map<Digest, std::string> tenant_by_digest_;
+};
+
+// The authenticator in force. Reloading the token file swaps it whole, so a
+// call authenticates against one consistent set of tokens.
+class TokenAuthHolder {
+ public:
+  explicit TokenAuthHolder(std::shared_ptr<const TokenAuthenticator> initial)
+      : current_(std::move(initial)) {}
+
+  std::shared_ptr<const TokenAuthenticator> Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_;
+  }
+  void Set(std::shared_ptr<const TokenAuthenticator> next) {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = std::move(next);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const TokenAuthenticator> current_;  // guarded by mu_
 };
 
 }  // namespace maskd

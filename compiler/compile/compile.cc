@@ -110,6 +110,7 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
     case SpecKind::kEbnf: {
       grammar_text::GrammarTextOptions text_options;
       text_options.start_rule = spec.start_rule;
+      text_options.max_nesting = static_cast<int>(options.max_recursion_depth);
       text_options.json.parse = SchemaParseOptions(options);
       text_options.json.lower = SchemaLowerOptions(options, deadline);
       const grammar_text::Dialect dialect =
@@ -175,6 +176,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   AutomataLimits limits;
   limits.memory_limit_bytes = options.memory_limit_bytes;
   limits.mask_cache_bytes = options.mask_cache_bytes;
+  limits.cancelled = options.cancelled;
+  limits.deadline = deadline;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =
       CompiledGrammarImpl::FromIr(*std::move(ir), std::move(tokenizer), limits, started);
   if (!compiled.ok()) return compiled.status();

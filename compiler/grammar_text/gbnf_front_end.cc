@@ -23,7 +23,10 @@ class GbnfParser {
  public:
   GbnfParser(std::string_view text, GbnfFlavor flavor, const GrammarTextOptions& options,
              GrammarIr& ir)
-      : cur_{text, 0}, flavor_(flavor), writer_(ir, text, options.max_symbols) {}
+      : cur_{text, 0},
+        flavor_(flavor),
+        max_nesting_(options.max_nesting),
+        writer_(ir, text, options.max_symbols) {}
 
   absl::Status Parse(std::string_view start_name, bool start_given) {
     SkipSpace(true);
@@ -268,9 +271,15 @@ class GbnfParser {
           return Error(at, "lookahead assertions '(= ...)' are not supported",
                        absl::StatusCode::kUnimplemented);
         }
+        if (nesting_ >= max_nesting_) {
+          return Error(at, absl::StrCat("groups nested more than ", max_nesting_,
+                                        " deep (max_recursion_depth)"));
+        }
         ++cur_.pos;
         SkipSpace(true);
+        ++nesting_;
         absl::StatusOr<Alternatives> alts = ParseAlternates(true);
+        --nesting_;
         if (!alts.ok()) return alts.status();
         if (!cur_.consume(")")) return Error(at, "unbalanced '(': expected ')'");
         absl::StatusOr<Symbol> group = writer_.Group(*alts, at);
@@ -316,6 +325,8 @@ class GbnfParser {
 
   TextCursor cur_;
   GbnfFlavor flavor_;
+  const int max_nesting_;
+  int nesting_ = 0;  // groups open at the parse position
   IrWriter writer_;
 };
 

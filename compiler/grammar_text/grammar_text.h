@@ -50,6 +50,11 @@ struct GrammarTextOptions {
   // Grammar size limit: symbols in all rule bodies after expanding counted
   // repetitions (ResourceExhausted past it).
   size_t max_symbols = 1'000'000;
+  // Deepest nesting of groups (`( )`, Lark's `[ ]`) and of the groups of a
+  // Lark /regex/: CompileOptions::max_recursion_depth. Deeper is
+  // InvalidArgument naming the limit, at the group that passes it (the
+  // parsers recurse per level).
+  int max_nesting = 128;
   JsonEmbedOptions json;
 };
 

@@ -65,7 +65,7 @@ bool IsTerminalName(std::string_view name) {
 
 class LarkParser {
  public:
-  explicit LarkParser(std::string_view text) : cur_{text, 0} {}
+  LarkParser(std::string_view text, int max_nesting) : cur_{text, 0}, max_nesting_(max_nesting) {}
 
   std::vector<Definition> definitions;
   std::vector<Expr> ignores;
@@ -428,6 +428,10 @@ class LarkParser {
     const size_t at = cur_.pos;
     const char c = cur_.peek();
     if (c == '(' || c == '[') {
+      if (depth >= max_nesting_) {
+        return Error(at, absl::StrCat("groups nested more than ", max_nesting_,
+                                      " deep (max_recursion_depth)"));
+      }
       ++cur_.pos;
       SkipSpace(depth + 1);
       absl::StatusOr<Expr> inner = ParseAlternatives(depth + 1);
@@ -540,6 +544,7 @@ class LarkParser {
   }
 
   TextCursor cur_;
+  const int max_nesting_;
 };
 
 // --- Lowering ---
@@ -597,7 +602,7 @@ class LarkLowering {
  private:
   absl::Status AddImports(const LarkParser& parsed) {
     if (parsed.imports.empty()) return absl::OkStatus();
-    common_ = std::make_unique<LarkParser>(kLarkCommon);
+    common_ = std::make_unique<LarkParser>(kLarkCommon, options_.max_nesting);
     if (absl::Status s = common_->Parse(); !s.ok()) return s;
     absl::flat_hash_map<std::string, Definition*> common_defs;
     for (Definition& d : common_->definitions) common_defs.emplace(d.name, &d);
@@ -730,8 +735,8 @@ class LarkLowering {
       case Expr::kRange:
         return pool.Codepoints(e.lo, e.hi);
       case Expr::kRegex: {
-        absl::StatusOr<regex::ExprId> re =
-            regex::ParseEcmaRegex(e.text, &pool, regex::MatchMode::kFullMatch);
+        absl::StatusOr<regex::ExprId> re = regex::ParseEcmaRegex(
+            e.text, &pool, regex::MatchMode::kFullMatch, options_.max_nesting);
         if (!re.ok()) {
           return TextError(re.status().code(), text, e.at,
                            absl::StrCat("in /", e.text, "/: ", re.status().message()));
@@ -876,7 +881,7 @@ class LarkLowering {
 }  // namespace
 
 absl::StatusOr<GrammarIr> BuildLarkIr(std::string_view text, const GrammarTextOptions& options) {
-  LarkParser parser(text);
+  LarkParser parser(text, options.max_nesting);
   if (absl::Status s = parser.Parse(); !s.ok()) return s;
   GrammarIr ir;
   LarkLowering lowering(text, options, ir);

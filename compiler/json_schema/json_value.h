@@ -4,7 +4,9 @@
 #ifndef MASKD_COMPILER_JSON_SCHEMA_JSON_VALUE_H_
 #define MASKD_COMPILER_JSON_SCHEMA_JSON_VALUE_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,11 @@ class JsonValue {
 
 // Parses JSON text into a JsonValue (InvalidArgument if malformed).
 absl::StatusOr<JsonValue> ParseJsonValue(std::string_view text);
+
+// Where JSON nesting first exceeds `max_depth` (byte offset of the '[' or
+// '{'), or -1: a linear scan, so callers refuse too deep a document before
+// any recursive walk of it.
+int64_t JsonDepthViolation(std::string_view text, int max_depth);
 
 // Appends `s` as a JSON string literal (quotes, escapes for '"', '\\' and
 // control characters; other bytes, UTF-8 included, unchanged).

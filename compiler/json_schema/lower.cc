@@ -908,6 +908,9 @@ class Lowering {
   const LowerOptions& options_;
   GrammarIr& ir_;
   ExprSet& pool_;
+  // Emptiness checks made while lowering stop when the compile is cancelled
+  // or past its time limit, not only between schema nodes.
+  ExprSet::ScopedInterrupt interrupt_{&pool_, options_.cancelled, options_.deadline};
   JsonQuoter quoter_{pool_};
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;

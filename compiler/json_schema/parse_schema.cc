@@ -166,29 +166,6 @@ Draft DraftOf(std::string_view uri) {
   return Draft::kDraft2020_12;
 }
 
-// Finds where JSON nesting first exceeds `max_depth` (byte offset), or -1.
-int64_t DepthViolation(std::string_view text, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return static_cast<int64_t>(i);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return -1;
-}
-
 absl::StatusOr<Decimal> ToDecimal(element e) {
   switch (e.type()) {
     case element_type::INT64:
@@ -814,7 +791,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
 }
 
 absl::StatusOr<Schema> Parser::Run(std::string_view text) {
-  int64_t too_deep = DepthViolation(text, options_.max_depth);
+  int64_t too_deep = JsonDepthViolation(text, options_.max_depth);
   if (too_deep >= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("schema nesting deeper than ", options_.max_depth,

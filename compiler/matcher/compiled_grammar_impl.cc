@@ -25,6 +25,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   g->grammar_ = *std::move(grammar);
   g->vocab_ = *std::move(vocab);
   g->pool_ = std::move(ir.pool);
+  // Declared after g: cleared before a failed g frees the pool.
+  regex::ExprSet::ScopedInterrupt interrupt(g->pool_.get(), limits.cancelled, limits.deadline);
   regex::LazyDfa::Options dfa_options;
   dfa_options.max_memory_bytes = limits.memory_limit_bytes;
   g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);

@@ -6,6 +6,7 @@
 #ifndef MASKD_COMPILER_MATCHER_COMPILED_GRAMMAR_IMPL_H_
 #define MASKD_COMPILER_MATCHER_COMPILED_GRAMMAR_IMPL_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -30,6 +31,11 @@ struct AutomataLimits {
   // Precomputed per-lexer-state masks (see mask_cache.h); past it masks are
   // computed by walking the whole token trie (0: always).
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
+  // While FromIr builds the automata, its emptiness checks stop with
+  // Cancelled once `*cancelled` is true and with DeadlineExceeded past
+  // `deadline` (CompileOptions::cancelled and time limit).
+  const std::atomic<bool>* cancelled = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 class CompiledGrammarImpl final : public CompiledGrammar {

@@ -119,6 +119,15 @@ ExprSet::ExprSet() {
 }
 
 ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len) {
+  if (work_left_ != 0) {
+    const uint64_t cost = 1 + key.args.size();
+    if (cost >= work_left_) {
+      work_left_ = 0;
+      throw WorkBudgetExhausted{};
+    }
+    work_left_ -= cost;
+    work_limit_used_ += cost;
+  }
   auto [it, inserted] = interned_.try_emplace(key, static_cast<ExprId>(nodes_.size()));
   if (!inserted) return it->second;
   Node n;
@@ -768,10 +777,19 @@ absl::StatusOr<bool> ExprSet::IsEmpty(ExprId e, size_t budget,
       open(later);
   open.push({MinLength(e), 0});
   const std::vector<uint8_t> reps = class_rep_;
+  deadline = std::min(deadline, interrupt_deadline_);
   for (uint32_t expanded = 0; !open.empty(); ++expanded) {
-    if (expanded % 64 == 63 && std::chrono::steady_clock::now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "regex emptiness check ran past the time limit after ", seen.size(), " states"));
+    if (expanded % 64 == 63) {
+      if (interrupt_cancelled_ != nullptr &&
+          interrupt_cancelled_->load(std::memory_order_relaxed)) {
+        return absl::CancelledError(
+            absl::StrCat("regex emptiness check cancelled after ", seen.size(),
+                         " states: no caller waits for the compile any more"));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "regex emptiness check ran past the time limit after ", seen.size(), " states"));
+      }
     }
     const uint32_t i = open.top().second;
     open.pop();

@@ -17,6 +17,7 @@
 #define MASKD_COMPILER_REGEX_EXPR_SET_H_
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -202,6 +203,52 @@ class ExprSet {
   // Approximate heap use in bytes.
   size_t MemoryBytes() const;
 
+  // ---- Interruption. ----
+  // From now on every emptiness check (IsEmpty, also those the lazy DFA
+  // makes) stops with Cancelled once `*cancelled` is true, and with
+  // DeadlineExceeded past `deadline` (the earlier of it and its own). A
+  // compile sets this while it runs (ScopedInterrupt) so a compile no caller
+  // waits for, or past its time limit, stops inside a long check.
+  void SetInterrupt(const std::atomic<bool>* cancelled,
+                    std::chrono::steady_clock::time_point deadline) {
+    interrupt_cancelled_ = cancelled;
+    interrupt_deadline_ = deadline;
+  }
+  // SetInterrupt for a scope; the pool must outlive it.
+  class ScopedInterrupt {
+   public:
+    ScopedInterrupt(ExprSet* pool, const std::atomic<bool>* cancelled,
+                    std::chrono::steady_clock::time_point deadline)
+        : pool_(pool) {
+      pool_->SetInterrupt(cancelled, deadline);
+    }
+    ~ScopedInterrupt() {
+      pool_->SetInterrupt(nullptr, std::chrono::steady_clock::time_point::max());
+    }
+    ScopedInterrupt(const ScopedInterrupt&) = delete;
+    ScopedInterrupt& operator=(const ScopedInterrupt&) = delete;
+
+   private:
+    ExprSet* pool_;
+  };
+
+  // ---- Work budget. ----
+  // Thrown out of whatever is building nodes (a derivative, an emptiness
+  // check) when the budget set by LimitWork runs out; thrown before the
+  // pool changes, so the pool stays consistent. Derivatives of some small
+  // patterns cost quadratic work per byte (`a?` x n then `a` x n: each
+  // derivative is a union of n suffixes, and the next one n such unions),
+  // and a single one cannot otherwise be stopped midway.
+  struct WorkBudgetExhausted {};
+  // From now on, node constructions may use `units` units of work (one per
+  // node looked up or made, plus one per argument it has); 0: no limit.
+  void LimitWork(uint64_t units) {
+    work_left_ = units;
+    work_limit_used_ = 0;
+  }
+  // Units used since the last LimitWork (0 when unlimited).
+  uint64_t work_used() const { return work_limit_used_; }
+
  private:
   static constexpr uint8_t kNullableFlag = 1;
   static constexpr uint8_t kBooleanFlag = 2;
@@ -263,6 +310,13 @@ class ExprSet {
   // Per node: 0 unknown, 1 empty, 2 non-empty.
   std::vector<uint8_t> emptiness_;
   std::vector<Fingerprint> fingerprints_;  // Per node.
+  // SetInterrupt's flag (may be null) and deadline.
+  const std::atomic<bool>* interrupt_cancelled_ = nullptr;
+  std::chrono::steady_clock::time_point interrupt_deadline_ =
+      std::chrono::steady_clock::time_point::max();
+  // LimitWork's budget left (0: unlimited) and what was used of it.
+  uint64_t work_left_ = 0;
+  uint64_t work_limit_used_ = 0;
   // Containment facts (ProveWithin), by the contained expression.
   absl::flat_hash_map<ExprId, absl::InlinedVector<ExprId, 2>> within_;
   std::array<uint8_t, 256> byte_class_{};

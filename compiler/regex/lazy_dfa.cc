@@ -115,6 +115,13 @@ absl::StatusOr<StateId> LazyDfa::Start(std::span<const TaggedExpr> exprs) {
   return InternLocked(std::move(live));
 }
 
+absl::Status LazyDfa::WorkExhausted() const {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "regex DFA: one new state needed more than ", options_.max_transition_work,
+      " units of derivative work (max_transition_work); the pattern is too costly to match "
+      "byte by byte (e.g. a long run of optional items before required ones)"));
+}
+
 StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
   std::lock_guard<std::mutex> lock(mu_);
   const uint8_t cls = byte_class_[b];
@@ -125,16 +132,24 @@ StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
   if (!status_.ok()) return kDead;
   const uint8_t rep = class_rep_[cls];
   std::vector<TaggedExpr> next;
-  for (const TaggedExpr& t : Info(s).exprs) {
-    ExprId d = pool_->Derivative(t.expr, rep);
-    if (d == ExprSet::kNothing) continue;
-    absl::StatusOr<bool> empty = pool_->IsEmpty(d, options_.emptiness_budget);
-    if (!empty.ok()) {
-      status_ = empty.status();
-      return kDead;
+  pool_->LimitWork(options_.max_transition_work);
+  try {
+    for (const TaggedExpr& t : Info(s).exprs) {
+      ExprId d = pool_->Derivative(t.expr, rep);
+      if (d == ExprSet::kNothing) continue;
+      absl::StatusOr<bool> empty = pool_->IsEmpty(d, options_.emptiness_budget);
+      if (!empty.ok()) {
+        pool_->LimitWork(0);
+        status_ = empty.status();
+        return kDead;
+      }
+      if (!*empty) next.push_back({t.tag, d});
     }
-    if (!*empty) next.push_back({t.tag, d});
+  } catch (const ExprSet::WorkBudgetExhausted&) {
+    status_ = WorkExhausted();
+    return kDead;
   }
+  pool_->LimitWork(0);
   if (MemoryBytesLocked() > options_.max_memory_bytes) {
     status_ = absl::ResourceExhaustedError(absl::StrCat("regex DFA exceeded its memory limit of ",
                                                         options_.max_memory_bytes, " bytes"));
@@ -196,9 +211,17 @@ StateId LazyDfa::HorizonState(StateId s, uint32_t horizon) const {
   // Same tags, same order; a clamped expression is empty exactly when its
   // original is (they agree on the empty prefix), so none drops out.
   std::vector<TaggedExpr> clamped;
-  for (const TaggedExpr& t : Info(s).exprs) {
-    clamped.push_back({t.tag, HorizonClamp(*pool_, t.expr, horizon, &clamp_memo_)});
+  pool_->LimitWork(options_.max_transition_work);
+  try {
+    for (const TaggedExpr& t : Info(s).exprs) {
+      clamped.push_back({t.tag, HorizonClamp(*pool_, t.expr, horizon, &clamp_memo_)});
+    }
+  } catch (const ExprSet::WorkBudgetExhausted&) {
+    clamp_memo_.clear();  // may hold a clamp cut short
+    status_ = WorkExhausted();
+    return kDead;
   }
+  pool_->LimitWork(0);
   absl::StatusOr<StateId> id = InternLocked(std::move(clamped));
   if (!id.ok()) {
     status_ = id.status();

@@ -60,6 +60,12 @@ class LazyDfa {
     size_t max_memory_bytes = size_t{256} << 20;
     // States an emptiness check may explore (ExprSet::IsEmpty).
     size_t emptiness_budget = 20000;
+    // Work (ExprSet::LimitWork units) one new transition may take: its
+    // derivatives and their emptiness checks. A pattern whose transitions
+    // cost more would hold a step thread for seconds to minutes per mask
+    // (`a?` x 3,000 then `a` x 3,000: 100 s for the first mask), so the DFA
+    // fails instead (RESOURCE_EXHAUSTED naming this limit). 0: no limit.
+    uint64_t max_transition_work = 20'000'000;
   };
 
   // The state with no live expression: nothing can be accepted from it.
@@ -149,6 +155,8 @@ class LazyDfa {
 
   const StateInfo& Info(StateId s) const { return blocks_[s >> kBlockShift].info[s & kBlockMask]; }
   StateId StepSlow(StateId s, uint8_t b) const;
+  // The error of a state that ran out of Options::max_transition_work.
+  absl::Status WorkExhausted() const;
   // Interns a state whose pairs are all non-empty and sorted by tag.
   absl::StatusOr<StateId> InternLocked(std::vector<TaggedExpr> exprs) const;
   size_t MemoryBytesLocked() const;

@@ -254,6 +254,7 @@ class TagLowering {
       // XGrammar's grammar format is its EBNF; the text's own errors keep
       // their line:column and gain the pointer to the text.
       grammar_text::GrammarTextOptions text_options;
+      text_options.max_nesting = options_.parse.max_depth;
       text_options.json.parse = options_.parse;
       text_options.json.lower = options_.lower;
       absl::StatusOr<GrammarIr> sub = grammar_text::BuildGrammarTextIr(
@@ -619,6 +620,14 @@ class TagLowering {
 
 absl::StatusOr<GrammarIr> BuildStructuralTagGrammar(std::string_view text,
                                                     const StructuralTagOptions& options) {
+  // The document's nesting bounds the recursion over formats (and embedded
+  // schemas) below: refused first, by a linear scan.
+  if (const int64_t too_deep = json_schema::JsonDepthViolation(text, options.parse.max_depth);
+      too_deep >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("structural_tag: nesting deeper than ",
+                                                   options.parse.max_depth,
+                                                   " (max_recursion_depth) at byte ", too_deep));
+  }
   absl::StatusOr<JsonValue> doc = json_schema::ParseJsonValue(text);
   if (!doc.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("structural_tag: ", doc.status().message()));

@@ -10,10 +10,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -284,6 +288,145 @@ TEST(SidecarTest, ServesOnAUnixSocket) {
   ASSERT_TRUE(exit_code.ok()) << exit_code.status();
   EXPECT_EQ(*exit_code, 0);
   std::system(absl::StrCat("rm -rf ", dir).c_str());
+}
+
+// Credentials rotate without a restart (issue 13 §2): a new token file is
+// read on SIGHUP and when it changes on disk; a new server certificate is
+// served to new connections (gRPC and /metrics). The process stays the same
+// throughout.
+class CredentialReloadTest : public ::testing::Test {
+ protected:
+  static constexpr char kOldToken[] = "reload-old-token-0123456789abcdef";
+  static constexpr char kNewToken[] = "reload-new-token-fedcba9876543210";
+  static constexpr char kNewerToken[] = "reload-newer-token-00112233445566";
+
+  void SetUp() override {
+    dir_ = TempDir();
+    ASSERT_FALSE(dir_.empty());
+    for (const std::string sub : {"", "/next"}) {
+      const std::string make =
+          absl::StrCat("bash " MASKD_SOURCE_DIR "/tests/security/make_test_certs.sh ", dir_, sub);
+      ASSERT_EQ(std::system(make.c_str()), 0) << make;
+    }
+    ReplaceFile("tokens", absl::StrCat("tenant-a ", kOldToken, "\n"));
+    absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> started = testing::MaskdProcess::Start(
+        {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--shutdown_grace=1s",
+         "--tls_cert=" + Path("server.pem"), "--tls_key=" + Path("server.key"),
+         "--tls_client_ca=" + Path("ca.pem"), "--auth_token_file=" + Path("tokens"),
+         "--credentials_reload_interval=1s"});
+    ASSERT_TRUE(started.ok()) << started.status();
+    server_ = *std::move(started);
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr) {
+      EXPECT_EQ(server_->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
+    }
+    std::system(absl::StrCat("rm -rf ", dir_).c_str());
+  }
+
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Writes `contents` beside `name` and renames it into place, as a
+  // Kubernetes secret update or an operator's `mv` does.
+  void ReplaceFile(const std::string& name, const std::string& contents) {
+    WriteFile(Path(name) + ".tmp", contents);
+    ASSERT_EQ(std::rename((Path(name) + ".tmp").c_str(), Path(name).c_str()), 0);
+  }
+
+  // ListTokenizers on a connection of its own, trusting `ca` for the server.
+  grpc::Status ListOnNewConnection(const std::string& ca, const std::string& token) {
+    client::ChannelOptions options;
+    options.target = server_->grpc_address();
+    options.own_connection = true;
+    options.tls_ca_file = Path(ca);
+    options.tls_cert_file = Path("client.pem");
+    options.tls_key_file = Path("client.key");
+    options.bearer_token = token;
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = client::CreateChannelOrError(options);
+    if (!channel.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "no channel");
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::ListTokenizersResponse response;
+    return v1::Maskd::NewStub(*channel)->ListTokenizers(&context, {}, &response);
+  }
+
+  // Polls `ok` for up to 20 s.
+  static bool Eventually(const std::function<bool()>& ok) {
+    for (int i = 0; i < 200; ++i) {
+      if (ok()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  bool StillTheSameProcess() const {
+    return kill(server_->pid(), 0) == 0 &&
+           server_->Log().find("received SIGTERM") == std::string::npos;
+  }
+
+  std::string dir_;
+  std::unique_ptr<testing::MaskdProcess> server_;
+};
+
+TEST_F(CredentialReloadTest, RotatedTokenFileIsReadWithoutARestart) {
+  ASSERT_TRUE(ListOnNewConnection("ca.pem", kOldToken).ok());
+  ASSERT_EQ(ListOnNewConnection("ca.pem", kNewToken).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  // SIGHUP: read at once.
+  ReplaceFile("tokens", absl::StrCat("tenant-a ", kNewToken, "\n"));
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(Eventually([&] { return ListOnNewConnection("ca.pem", kNewToken).ok(); }));
+  const grpc::Status old = ListOnNewConnection("ca.pem", kOldToken);
+  EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAUTHENTICATED) << old.error_message();
+
+  // No signal: the changed file is noticed within the reload interval.
+  ReplaceFile("tokens", absl::StrCat("tenant-a ", kNewerToken, "\n"));
+  EXPECT_TRUE(Eventually([&] { return ListOnNewConnection("ca.pem", kNewerToken).ok(); }));
+  EXPECT_EQ(ListOnNewConnection("ca.pem", kNewToken).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  // A broken file is refused and the tokens in force stay.
+  ReplaceFile("tokens", "tenant-a short\n");
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(Eventually([&] {
+    return server_->Log().find("reloading token_file failed") != std::string::npos;
+  })) << server_->Log();
+  EXPECT_THAT(server_->Log(), HasSubstr("token must be 16-4096"));
+  EXPECT_TRUE(ListOnNewConnection("ca.pem", kNewerToken).ok());
+  EXPECT_TRUE(StillTheSameProcess()) << server_->Log();
+}
+
+TEST_F(CredentialReloadTest, RotatedServerCertificateIsServedToNewConnections) {
+  const std::string metrics = server_->metrics_address();
+  ASSERT_TRUE(ListOnNewConnection("ca.pem", kOldToken).ok());
+  ASSERT_NE(ListOnNewConnection("next/ca.pem", kOldToken).error_code(), grpc::StatusCode::OK);
+  ASSERT_THAT(HttpsGet(metrics, Path("ca.pem"), Path("client.pem"), Path("client.key")),
+              HasSubstr("200 OK"));
+
+  // The new certificate is signed by another CA (next/ca.pem); clients keep
+  // their certificates, which the unchanged client CA still trusts.
+  std::ifstream cert(Path("next/server.pem"));
+  std::ifstream key(Path("next/server.key"));
+  std::stringstream cert_pem;
+  std::stringstream key_pem;
+  cert_pem << cert.rdbuf();
+  key_pem << key.rdbuf();
+  ReplaceFile("server.key", key_pem.str());
+  ReplaceFile("server.pem", cert_pem.str());
+
+  EXPECT_TRUE(Eventually([&] { return ListOnNewConnection("next/ca.pem", kOldToken).ok(); }))
+      << server_->Log();
+  const grpc::Status old = ListOnNewConnection("ca.pem", kOldToken);
+  EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAVAILABLE) << old.error_message();
+  EXPECT_TRUE(Eventually([&] {
+    return HttpsGet(metrics, Path("next/ca.pem"), Path("client.pem"), Path("client.key"))
+               .find("200 OK") != std::string::npos;
+  })) << server_->Log();
+  EXPECT_EQ(HttpsGet(metrics, Path("ca.pem"), Path("client.pem"), Path("client.key")), "");
+  EXPECT_THAT(server_->Log(), HasSubstr("reloaded metrics_tls"));
+  EXPECT_TRUE(StillTheSameProcess()) << server_->Log();
 }
 
 // Exit code of `maskctl health` against SOCKET run as user nobody (65534): the

@@ -9,6 +9,8 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -168,6 +170,33 @@ TEST(DeepAndFlatSpecsTest, RegexNestedToTheHighestLimitCompiles) {
   EXPECT_THAT(over.status().message(), HasSubstr("max_recursion_depth"));
 }
 
+// `a?` x n then `a` x n: each derivative after the first byte is a union of
+// n suffixes, the next a union of n such unions: the first mask of n = 3,000
+// took 100 s of one step thread. Past the DFA's work limit per transition
+// the grammar fails (its status names the limit) and the mask comes at once.
+TEST(DeepAndFlatSpecsTest, SlowToMatchPatternFailsItsGrammarInsteadOfStalling) {
+  const size_t n = 3000 / kShrink;
+  auto g = CompileOnServiceStack(Regex(Repeat("a?", n) + Repeat("a", n)));
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::unique_ptr<Matcher> m = Matcher::Create(*g);
+  std::vector<uint32_t> words(((*g)->tokenizer().vocab_size() + 31) / 32);
+  RunOnThreadWithStack(kServiceStackBytes, [&] {
+    m->FillMask(words);
+    if (m->AcceptBytes("a")) m->FillMask(words);
+  });
+  EXPECT_EQ((*g)->status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT((*g)->status().message(), HasSubstr("max_transition_work"));
+
+  // Short runs of the same shape stay exact.
+  auto small = CompileOnServiceStack(Regex(Repeat("a?", 50) + Repeat("a", 50)));
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(Accepts(*small, Repeat("a", 100)));
+  EXPECT_TRUE(Accepts(*small, Repeat("a", 50)));
+  EXPECT_FALSE(Accepts(*small, Repeat("a", 49)));
+  EXPECT_FALSE(Accepts(*small, Repeat("a", 101)));
+  EXPECT_TRUE((*small)->status().ok()) << (*small)->status();
+}
+
 // ---- JSON Schema specs. ----
 
 TEST(DeepAndFlatSpecsTest, SchemaFortyKilobytePatternsCompile) {
@@ -298,6 +327,98 @@ TEST(DeepAndFlatSpecsTest, SchemaNestedToTheHighestLimitCompiles) {
       Schema(R"({"const":)" + Repeat("[", levels) + Repeat("]", levels) + "}"), options);
   ASSERT_TRUE(value.ok()) << value.status();
   EXPECT_TRUE(Accepts(*value, Repeat("[", levels) + Repeat("]", levels)));
+}
+
+// ---- Grammar texts and structural tags. ----
+
+GrammarSpec Grammar(EbnfDialect dialect, std::string text) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kEbnf;
+  spec.dialect = dialect;
+  spec.text = std::move(text);
+  return spec;
+}
+GrammarSpec Tag(std::string text) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kStructuralTag;
+  spec.text = std::move(text);
+  return spec;
+}
+
+// `depth` nested groups around "a": `open` ... `close`.
+std::string Nested(std::string_view open, std::string_view close, size_t depth) {
+  return Repeat(open, depth) + "\"a\"" + Repeat(close, depth);
+}
+
+TEST(DeepAndFlatSpecsTest, GrammarTextTenThousandDeepGroupsNameTheLimit) {
+  const struct {
+    const char* name;
+    GrammarSpec spec;
+    std::string where;  // the group that passes the limit: 9 + 128 bytes in
+  } cases[] = {
+      {"gbnf", Grammar(EbnfDialect::kGbnf, "root ::= " + Nested("(", ")", 10'000)), "line 1:138"},
+      {"ebnf", Grammar(EbnfDialect::kW3cEbnf, "root ::= " + Nested("(", ")", 10'000)),
+       "line 1:138"},
+      {"lark", Grammar(EbnfDialect::kLark, "start:   " + Nested("(", ")", 10'000)), "line 1:138"},
+      {"lark optional", Grammar(EbnfDialect::kLark, "start:   " + Nested("[", "]", 10'000)),
+       "line 1:138"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto g = CompileOnServiceStack(c.spec);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(g.status().message(),
+                AllOf(HasSubstr("groups nested more than 128 deep (max_recursion_depth)"),
+                      HasSubstr(c.where)));
+  }
+  // A Lark /regex/ takes the same limit.
+  auto regex = CompileOnServiceStack(Grammar(
+      EbnfDialect::kLark, "start: /" + Repeat("(", 10'000) + "a" + Repeat(")", 10'000) + "/"));
+  ASSERT_FALSE(regex.ok());
+  EXPECT_EQ(regex.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(regex.status().message(),
+              AllOf(HasSubstr("more than 128 levels"), HasSubstr("max_recursion_depth")));
+}
+
+TEST(DeepAndFlatSpecsTest, GrammarTextNestedToTheLimitCompiles) {
+  CompileOptions options;
+  options.max_recursion_depth = kMaxRecursionDepthLimit;
+  const size_t depth = kMaxRecursionDepthLimit;
+  for (const auto& [dialect, head] :
+       {std::pair{EbnfDialect::kGbnf, "root ::= "}, std::pair{EbnfDialect::kLark, "start: "}}) {
+    auto g = CompileOnServiceStack(Grammar(dialect, head + Nested("(", ")*", depth)), options);
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_TRUE(Accepts(*g, "aaa"));
+    EXPECT_FALSE(Accepts(*g, "b"));
+    // One level more than the limit is refused.
+    auto over =
+        CompileOnServiceStack(Grammar(dialect, head + Nested("(", ")", depth + 1)), options);
+    EXPECT_THAT(over.status().message(), HasSubstr("more than 1000 deep (max_recursion_depth)"));
+  }
+}
+
+TEST(DeepAndFlatSpecsTest, StructuralTagTenThousandDeepNamesTheLimit) {
+  std::string sequences = R"({"format":)";
+  for (int i = 0; i < 10'000; ++i) sequences += R"({"type":"sequence","elements":[)";
+  sequences += R"({"type":"const_string","value":"a"})";
+  for (int i = 0; i < 10'000; ++i) sequences += "]}";
+  sequences += "}";
+  auto deep = CompileOnServiceStack(Tag(sequences));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(deep.status().message(),
+              HasSubstr("nesting deeper than 128 (max_recursion_depth) at byte"));
+
+  // A grammar format inside a tag: its groups take the limit too.
+  auto grammar =
+      CompileOnServiceStack(Tag(R"({"format":{"type":"grammar","grammar":"root ::= )" +
+                                Repeat("(", 10'000) + R"(\"a\")" + Repeat(")", 10'000) + "\"}}"));
+  ASSERT_FALSE(grammar.ok());
+  EXPECT_EQ(grammar.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(grammar.status().message(),
+              AllOf(HasSubstr("groups nested more than 128 deep (max_recursion_depth)"),
+                    HasSubstr("line 1:138")));
 }
 
 // ---- Choices. ----

@@ -4,6 +4,8 @@
 #include "compiler/regex/expr_set.h"
 #include "compiler/regex/utf8.h"
 
+#include <atomic>
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -223,6 +225,46 @@ TEST(ExprSetTest, EmptinessNeedsSearch) {
   absl::StatusOr<bool> r = pool2.IsEmpty(hard, 10);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(pool2.IsEmpty(hard, 100000).value(), true);
+}
+
+// A compile that is cancelled, or past its time limit, stops inside a long
+// emptiness check (SetInterrupt), and the pool answers again once the
+// interrupt is cleared.
+TEST(ExprSetTest, InterruptStopsEmptinessChecks) {
+  ExprSet pool;
+  ExprId x = pool.Byte('x');
+  // Empty, but only after about 5000 derivatives.
+  ExprId hard = pool.And(pool.Repeat(x, 5000, 5000), pool.Not(pool.Repeat(x, 0, 5000)));
+  std::atomic<bool> cancelled{true};
+  {
+    ExprSet::ScopedInterrupt interrupt(&pool, &cancelled,
+                                       std::chrono::steady_clock::time_point::max());
+    absl::StatusOr<bool> r = pool.IsEmpty(hard, 100000);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+    EXPECT_NE(r.status().message().find("no caller waits"), std::string::npos) << r.status();
+  }
+  {
+    ExprSet::ScopedInterrupt interrupt(&pool, nullptr, std::chrono::steady_clock::now());
+    EXPECT_EQ(pool.IsEmpty(hard, 100000).status().code(), absl::StatusCode::kDeadlineExceeded);
+  }
+  EXPECT_EQ(pool.IsEmpty(hard, 100000).value(), true);
+}
+
+// LimitWork bounds the nodes built (and looked up) from now on: past it the
+// work stops by WorkBudgetExhausted, and the pool is still usable.
+TEST(ExprSetTest, WorkBudgetStopsADerivative) {
+  ExprSet pool;
+  std::vector<ExprId> parts;
+  for (int i = 0; i < 2000; ++i) parts.push_back(pool.Optional(pool.Byte('a')));
+  for (int i = 0; i < 2000; ++i) parts.push_back(pool.Byte('a'));
+  const ExprId e = pool.Concat(parts);
+  const ExprId d1 = pool.Derivative(e, 'a');
+  pool.LimitWork(10000);
+  EXPECT_THROW(pool.Derivative(d1, 'a'), ExprSet::WorkBudgetExhausted);
+  pool.LimitWork(0);
+  const ExprId ab = pool.Literal("ab");
+  EXPECT_TRUE(pool.Matches(ab, "ab"));
+  EXPECT_FALSE(pool.Matches(ab, "a"));
 }
 
 // "Exactly one of several contains-languages" (a oneOf of unanchored

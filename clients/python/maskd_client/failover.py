@@ -1,6 +1,6 @@
 """Failover with nothing lost: what a session remembers to rebuild its sequences elsewhere.
 
-A Session keeps, for each open sequence, its spec (an inline CompileRequest)
+A Session (and an AsyncSession) keeps, for each open sequence, its spec (an inline CompileRequest)
 and the tokens the server accepted. When its stream ends with UNAVAILABLE (the
 replica was drained or died; or CANCELLED, which is how a replica shutting
 down turns streams away), it starts a new stream on the same channel (any
@@ -16,6 +16,7 @@ import grpc
 
 from ._proto import compile_pb2, session_pb2
 from .errors import MaskdError
+from .results import StepResult
 
 # How a replica going away shows on a stream.
 WENT_AWAY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
@@ -154,3 +155,55 @@ class SequenceLedger:
             add(ops)
             offset += max_tokens
         return requests, lost
+
+
+def note_restore_results(request: session_pb2.StepRequest, results: Dict[int, StepResult],
+                         lost: Dict[int, MaskdError], opened_then_lost: List[int]) -> None:
+    """Records the sequences a restore request failed to rebuild.
+
+    Those that failed after their open (a replayed token refused) are open on the
+    new replica: they go to opened_then_lost, to be closed (close_request).
+    """
+    for seq, result in results.items():
+        if result.error is not None and seq not in lost:
+            lost[seq] = MaskdError(
+                result.error.code, f"failover: rebuilding sequence {seq} on another "
+                f"replica failed: {result.error.message}")
+            if request.ops[0].WhichOneof("op") != "open":
+                opened_then_lost.append(seq)
+
+
+def close_request(seq_ids: List[int]) -> session_pb2.StepRequest:
+    """Closes `seq_ids` (no request id yet)."""
+    return session_pb2.StepRequest(ops=[
+        session_pb2.SequenceOp(sequence_id=seq, close=session_pb2.CloseSequence())
+        for seq in seq_ids])
+
+
+def resend_request(request: session_pb2.StepRequest,
+                   lost: Dict[int, MaskdError]) -> session_pb2.StepRequest:
+    """The failed step again, without the ops of lost sequences (opens always go)."""
+    kept = [op for op in request.ops
+            if op.WhichOneof("op") == "open" or op.sequence_id not in lost]
+    return session_pb2.StepRequest(request_id=request.request_id, ops=kept)
+
+
+def merge_resent(request: session_pb2.StepRequest, results: Dict[int, StepResult],
+                 lost: Dict[int, MaskdError]) -> Dict[int, StepResult]:
+    """The resent step's results, with each lost sequence's error in place of its result."""
+    out = {}
+    for op in request.ops:
+        seq = op.sequence_id
+        if seq in results:
+            out[seq] = results[seq]
+        else:
+            error = lost[seq]
+            out[seq] = StepResult.from_proto(session_pb2.SequenceResult(
+                sequence_id=seq, error={"code": error.code.value[0], "message": error.message}))
+    return out
+
+
+def gave_up(attempts: int, cause: MaskdError, last: MaskdError) -> MaskdError:
+    return MaskdError(
+        last.code, f"failover gave up after {attempts} new streams (the stream had failed "
+        f"with: {cause.message}): {last.message}")

@@ -18,7 +18,8 @@ import numpy as np
 
 from ._proto import session_pb2
 from .errors import MaskdError, ProtocolError, from_rpc_error
-from .failover import WENT_AWAY, FailoverEvent, FailoverOptions, SequenceLedger
+from .failover import (WENT_AWAY, FailoverEvent, FailoverOptions, SequenceLedger, close_request,
+                       gave_up, merge_resent, note_restore_results, resend_request)
 from .results import MaskDictionary, StepResult
 from .server_types import CompiledGrammar
 from .specs import CompileOptions, Spec, compile_request
@@ -301,39 +302,20 @@ class Session:
         self._start_stream()
         requests, lost = self._ledger.restore_requests(self._failover.max_ops_per_request,
                                                        self._failover.max_tokens_per_op)
-        opened_then_lost = []
+        opened_then_lost: List[int] = []
         for request in requests:
             request.request_id = self._builder.next_request_id()
-            for seq, result in self._exchange(request, record=False).items():
-                if result.error is not None and seq not in lost:
-                    lost[seq] = MaskdError(
-                        result.error.code, f"failover: rebuilding sequence {seq} on another "
-                        f"replica failed: {result.error.message}")
-                    if request.ops[0].WhichOneof("op") != "open":
-                        opened_then_lost.append(seq)
+            note_restore_results(request, self._exchange(request, record=False), lost,
+                                 opened_then_lost)
         if opened_then_lost:  # open on the new replica: close so the caller may reuse the id
-            self._exchange(session_pb2.StepRequest(
-                request_id=self._builder.next_request_id(),
-                ops=[session_pb2.SequenceOp(sequence_id=seq, close=session_pb2.CloseSequence())
-                     for seq in opened_then_lost]), record=False)
+            closing = close_request(opened_then_lost)
+            closing.request_id = self._builder.next_request_id()
+            self._exchange(closing, record=False)
         return lost
 
     def _resend(self, request, lost: Dict[int, MaskdError]) -> Dict[int, StepResult]:
         """The failed step again, without the ops of lost sequences (they get their error)."""
-        kept = [op for op in request.ops
-                if op.WhichOneof("op") == "open" or op.sequence_id not in lost]
-        results = self._exchange(session_pb2.StepRequest(request_id=request.request_id, ops=kept))
-        out = {}
-        for op in request.ops:
-            seq = op.sequence_id
-            if seq in results:
-                out[seq] = results[seq]
-            else:
-                error = lost[seq]
-                out[seq] = StepResult.from_proto(session_pb2.SequenceResult(
-                    sequence_id=seq, error={"code": error.code.value[0],
-                                            "message": error.message}))
-        return out
+        return merge_resent(request, self._exchange(resend_request(request, lost)), lost)
 
     def _fail_over(self, request, cause: MaskdError) -> Dict[int, StepResult]:
         options = self._failover
@@ -361,9 +343,7 @@ class Session:
                 options.on_failover(FailoverEvent(cause, attempt, sequences - len(lost), lost,
                                                   time.monotonic() - started))
             return results
-        self._failure = MaskdError(
-            last.code, f"failover gave up after {attempt} new streams (the stream had failed "
-            f"with: {cause.message}): {last.message}")
+        self._failure = gave_up(attempt, cause, last)
         raise self._failure
 
     def submit(self, advances: Optional[Mapping[int, AdvanceArg]] = None, *,
