@@ -10,6 +10,7 @@ namespace {
 // parser holds far fewer than 2^31 sets: EarleyOptions::max_total_items).
 constexpr uint32_t kWalkSetBit = 0x80000000u;
 constexpr uint32_t kThisSet = 0xFFFFFFFFu;
+constexpr uint32_t kCompletedInWalk = 0xFFFFFFFEu;
 
 }  // namespace
 
@@ -24,10 +25,19 @@ uint32_t WalkMemo::Intern(const EarleyParser& parser) {
   const size_t depth = parser.Depth();
   assert(depth > base_depth_);
   key_.clear();
+  const Grammar& grammar = parser.grammar();
   parser.ForEachTopItem([&](uint32_t pos, uint32_t origin) {
     uint32_t code;
     if (origin <= base_depth_) {
       code = origin;
+    } else if (grammar.pos_symbol(pos) == Grammar::kEndOfRule) {
+      // A completed item did its work while its set was built: later scans
+      // and completions look only at items waiting on a symbol. Its origin
+      // matters only to acceptance, and that is origin 0, never a walk set.
+      // Without this, a loop through a nonterminal (a string's characters)
+      // would name every set after the one before it and never meet a
+      // known step.
+      code = kCompletedInWalk;
     } else if (origin == depth) {
       code = kThisSet;
     } else {
