@@ -422,9 +422,9 @@ TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
 // into the parser when a step is new. Every mask must still be exact.
 TEST_P(GrammarTextOracleTest, MasksMatchBruteForceWithLongTokens) {
   MaskCheckCounts counts;
-  CheckMasksAgainstReference(GetParam(), 1000, 40, 60, 8, &counts);
-  EXPECT_GT(counts.compiled, 22);
-  EXPECT_GT(counts.steps, 90);
+  CheckMasksAgainstReference(GetParam(), 1000, 24, 60, 8, &counts);
+  EXPECT_GT(counts.compiled, 12);
+  EXPECT_GT(counts.steps, 50);
 }
 
 // The walk memo names a parser set by its items AND the sets their origins
