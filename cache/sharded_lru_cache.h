@@ -21,6 +21,7 @@
 #ifndef MASKD_CACHE_SHARDED_LRU_CACHE_H_
 #define MASKD_CACHE_SHARDED_LRU_CACHE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -147,6 +148,20 @@ class ShardedLruCache {
   // recently used entries of each shard past its budget (a value grown past
   // a whole shard's budget goes itself; callers holding it keep it).
   void Recharge() { impl_->Recharge(); }
+
+  // Recharge for one key, as its value grows (called where it is used, so
+  // growth is charged when it happens rather than at the next sweep): its
+  // shard evicts least recently used entries past its budget, the grown
+  // value itself last (it goes if it alone passes the shard's budget).
+  // Returns the bytes now charged for the key (0 if it is not cached).
+  size_t Remeasure(std::string_view key) { return impl_->Remeasure(key); }
+
+  // Evicts least recently used entries, the largest shard's first, until at
+  // least `bytes` were freed or nothing evictable is left; returns the bytes
+  // freed. Values held outside the cache (a grammar live sequences use) are
+  // skipped: evicting them would free nothing. For a process-wide memory
+  // budget that needs room for something else.
+  size_t EvictBytes(size_t bytes) { return impl_->EvictBytes(bytes); }
 
   // The cached value or cached error for `key`; otherwise the result of a
   // compute, shared with every concurrent caller for the same key, which is
@@ -444,6 +459,74 @@ class ShardedLruCache {
         Report(after);
         // `values` (possibly the last references) go after the lock.
       }
+    }
+
+    size_t Remeasure(std::string_view key) {
+      Shard& shard = ShardFor(key);
+      ValuePtr value;
+      {
+        std::lock_guard<std::mutex> lock(shard.mu);
+        auto it = shard.index.find(key);
+        if (it == shard.index.end() || it->second->value == nullptr) return 0;
+        value = it->second->value;
+      }
+      const size_t size = SizeOf(*value);  // outside the lock, like Recharge
+      Aftermath after;
+      size_t charged = 0;
+      {
+        std::lock_guard<std::mutex> lock(shard.mu);
+        auto it = shard.index.find(key);
+        if (it == shard.index.end() || it->second->value != value) return 0;
+        Entry& e = *it->second;
+        if (size != e.bytes) {
+          shard.bytes = shard.bytes - e.bytes + size;
+          counters.AddResident(static_cast<int64_t>(size) - static_cast<int64_t>(e.bytes), 0);
+          e.bytes = size;
+        }
+        charged = size;
+        while (shard.bytes > shard_budget && !shard.lru.empty()) {
+          auto victim = std::prev(shard.lru.end());
+          if (victim == it->second && shard.lru.size() > 1) victim = std::prev(victim);
+          if (victim == it->second) charged = 0;
+          after.evicted_bytes.push_back(victim->bytes);
+          RemoveLocked(shard, victim, after);
+        }
+      }
+      Report(after);
+      return charged;
+    }
+
+    size_t EvictBytes(size_t bytes) {
+      // Largest shard first: the global LRU order is only known per shard.
+      std::vector<std::pair<size_t, size_t>> order;  // (bytes, shard)
+      for (size_t i = 0; i < shard_count; ++i) {
+        std::lock_guard<std::mutex> lock(shards[i].mu);
+        order.emplace_back(shards[i].bytes, i);
+      }
+      std::sort(order.begin(), order.end(), std::greater<>());
+      size_t freed = 0;
+      for (const auto& [unused_bytes, index] : order) {
+        if (freed >= bytes) break;
+        Shard& shard = shards[index];
+        Aftermath after;
+        {
+          std::lock_guard<std::mutex> lock(shard.mu);
+          for (auto it = shard.lru.end(); it != shard.lru.begin() && freed < bytes;) {
+            auto victim = std::prev(it);
+            // A value someone else holds frees nothing when evicted (and
+            // its handle would stop opening): it stays.
+            if (victim->value != nullptr && victim->value.use_count() > 1) {
+              it = victim;
+              continue;
+            }
+            freed += victim->bytes;
+            after.evicted_bytes.push_back(victim->bytes);
+            RemoveLocked(shard, victim, after);
+          }
+        }
+        Report(after);
+      }
+      return freed;
     }
 
     template <typename ComputeFn>

@@ -17,8 +17,8 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev
   # metrics, JSON, Unicode, hashing, compression, pre-tokenizer regex
   prometheus-cpp-dev nlohmann-json3-dev libsimdjson-dev libutf8proc-dev libssl-dev zlib1g-dev libpcre2-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks; the allocators compared in docs/operations.md (bench/memory)
+  libgtest-dev libgmock-dev libbenchmark-dev libjemalloc2 libmimalloc2.0
   # reference tokenizers (node) and corpus generation (python)
   nodejs npm python3
   # deployment checks (tests/deploy): YAML lint and parsing, Prometheus + promtool

@@ -42,21 +42,28 @@ std::shared_ptr<CompileWait> CompileHandler::CompileGrammarAsync(const v1::Compi
   }
   absl::StatusOr<CompileJob> job = TranslateCompileRequest(request, limits_);
   if (!job.ok()) {
-    // Unsupported options are about the spec; a missing spec or an
-    // oversized one is about the call.
-    const bool spec_error = job.status().code() == absl::StatusCode::kUnimplemented;
+    // Unsupported options and bad tool lists are about the spec; a missing
+    // spec or an oversized one is about the call.
+    const bool spec_error = IsSpecTranslationError(job.status());
     std::move(done)(job.status(), spec_error);
     return nullptr;
   }
-  auto shared_job = std::make_shared<CompileJob>(*std::move(job));
+  return CompileJobAsync(std::make_shared<CompileJob>(*std::move(job)), tokenizer->tokenizer,
+                         tenant, deadline, std::move(done));
+}
+
+std::shared_ptr<CompileWait> CompileHandler::CompileJobAsync(
+    std::shared_ptr<CompileJob> shared_job, std::shared_ptr<const Tokenizer> tokenizer,
+    const std::string& tenant, absl::Time deadline, OutcomeCallback done) const {
   return store_->CompileAsync(
-      *shared_job, tokenizer->tokenizer, tenant, deadline,
-      [shared_job, done = std::move(done)](absl::StatusOr<CompiledHandle> compiled,
-                                           bool about_call) mutable {
+      *shared_job, std::move(tokenizer), tenant, deadline,
+      [this, shared_job, done = std::move(done)](absl::StatusOr<CompiledHandle> compiled,
+                                                 bool about_call) mutable {
         if (!compiled.ok()) {
           std::move(done)(compiled.status(), !about_call);
           return;
         }
+        recipes_.Record(*shared_job);
         CompileOutcome outcome;
         outcome.handle = *std::move(compiled);
         outcome.job = std::move(*shared_job);

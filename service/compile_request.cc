@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
@@ -71,10 +72,14 @@ absl::Status TranslateToolCalls(const v1::ToolCallsSpec& spec, GrammarSpec& out)
     case v1::TOOL_CALL_FORMAT_HARMONY:
       format = ToolCallFormat::kHarmony;
       break;
+    case v1::TOOL_CALL_FORMAT_LLAMA3_PYTHON_TAG:
+      format = ToolCallFormat::kLlama3PythonTag;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("spec.tool_calls.format ", spec.format(),
-                       " is not a known format (LLAMA3_JSON = 1, QWEN3 = 2, HARMONY = 3)"));
+                       " is not a known format (LLAMA3_JSON = 1, QWEN3 = 2, HARMONY = 3, "
+                       "LLAMA3_PYTHON_TAG = 4)"));
   }
   std::vector<ToolSpec> tools;
   for (const v1::Tool& tool : spec.tools()) {
@@ -84,7 +89,12 @@ absl::Status TranslateToolCalls(const v1::ToolCallsSpec& spec, GrammarSpec& out)
   options.require_call = spec.require_call();
   options.single_call = spec.single_call();
   absl::StatusOr<std::string> tag = ToolCallStructuralTag(tools, format, options);
-  if (!tag.ok()) return tag.status();
+  if (!tag.ok()) {
+    // A bad tool list is the spec's fault, answered in CompileResponse.error.
+    absl::Status error = tag.status();
+    error.SetPayload(kSpecErrorPayload, absl::Cord("tool_calls"));
+    return error;
+  }
   out.kind = SpecKind::kStructuralTag;
   out.text = *std::move(tag);
   return absl::OkStatus();
@@ -254,6 +264,18 @@ const char* SpecKindLabel(SpecKind kind) {
   return "unknown";
 }
 
+CompileJob HealedCompileJob(const CompileJob& base, const std::string& removed_bytes) {
+  CompileJob healed = base;
+  // A grammar already healed (opened by its healed handle) keeps its own
+  // prefix after the newly removed bytes.
+  healed.options.required_prefix = removed_bytes + base.options.required_prefix;
+  std::string key = "maskd.healed.v1;";
+  AppendField(key, base.handle);
+  AppendField(key, removed_bytes);
+  healed.handle = Sha256Hex(key);
+  return healed;
+}
+
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits) {
   CompileJob job;
@@ -269,6 +291,11 @@ absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& req
   if (absl::Status s = TranslateOptions(request.options(), limits, job); !s.ok()) return s;
   job.handle = ComputeHandle(job);
   return job;
+}
+
+bool IsSpecTranslationError(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kUnimplemented ||
+         status.GetPayload(kSpecErrorPayload).has_value();
 }
 
 }  // namespace maskd

@@ -48,8 +48,22 @@ struct CompileJob {
 // the spec is larger than limits.max_spec_bytes (naming the limit),
 // UNIMPLEMENTED for options the engine does not honour yet
 // (max_recursion_depth) rather than silently ignoring them.
+// Marks a translation error that is about the spec's content (a bad tool
+// list), not the call: answered in CompileResponse.error.
+inline constexpr char kSpecErrorPayload[] = "maskd/spec-error";
+
+// Whether a TranslateCompileRequest error belongs in CompileResponse.error
+// (UNIMPLEMENTED options, a bad tool list) rather than the RPC status.
+bool IsSpecTranslationError(const absl::Status& status);
+
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits);
+
+// Token healing (OpenSequence.prompt_tail_tokens): `base` with the output
+// required to start with `removed_bytes`, under a handle derived from
+// base.handle and those bytes (an inline compile and an open by handle of
+// the same grammar and prompt end share one cached compile).
+CompileJob HealedCompileJob(const CompileJob& base, const std::string& removed_bytes);
 
 // The metrics label of a spec kind.
 const char* SpecKindLabel(SpecKind kind);

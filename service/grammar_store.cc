@@ -1,11 +1,14 @@
 #include "service/grammar_store.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <new>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/compile/compile.h"
@@ -131,6 +134,10 @@ GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* m
   };
   cache_ = std::make_unique<GrammarCache>(std::move(cache_options));
   observer_.set_stats_source([cache = cache_.get()] { return cache->stats(); });
+  if (options_.budget != nullptr) {
+    options_.budget->SetCache([this] { return cached_bytes(); },
+                              [this](size_t bytes) { return Reclaim(bytes); });
+  }
   if (options_.recharge_interval > absl::ZeroDuration()) {
     recharger_ = std::thread([this] { RechargeLoop(); });
   }
@@ -154,19 +161,24 @@ void GrammarStore::RechargeLoop() {
     lock.unlock();
     cache_->Recharge();
     {
-      // Expired holds go too.
+      // Expired holds go too; the others are measured again.
       std::vector<std::shared_ptr<const CompiledGrammar>> dropped;
       std::lock_guard<std::mutex> held_lock(held_mu_);
       const absl::Time now = absl::Now();
+      size_t held_bytes = 0;
       for (auto it = held_.begin(); it != held_.end();) {
         if (it->second.until <= now) {
           dropped.push_back(std::move(it->second.grammar));
           held_.erase(it++);
         } else {
+          held_bytes += it->second.grammar->SizeBytes();
           ++it;
         }
       }
+      held_bytes_.store(held_bytes);
     }
+    if (options_.budget != nullptr) options_.budget->FitCache();
+    PruneOwners();
     lock.lock();
   }
 }
@@ -186,7 +198,82 @@ void GrammarStore::Hold(const std::string& handle, std::shared_ptr<const Compile
   }
   if (options_.max_oversized_held == 0) return;
   held_[handle] = Held{std::move(grammar), absl::Now() + options_.oversized_hold};
+  size_t held_bytes = 0;
+  for (const auto& [key, held] : held_) held_bytes += held.grammar->SizeBytes();
+  held_bytes_.store(held_bytes);
 }
+
+size_t GrammarStore::cached_bytes() const { return cache_->stats().bytes + held_bytes_.load(); }
+
+size_t GrammarStore::Reclaim(size_t bytes) {
+  size_t freed = 0;
+  std::vector<std::shared_ptr<const CompiledGrammar>> dropped;  // freed after the lock
+  {
+    std::lock_guard<std::mutex> lock(held_mu_);
+    while (freed < bytes) {
+      // Oldest first, and only grammars no sequence uses (dropping those
+      // would free nothing).
+      auto oldest = held_.end();
+      for (auto it = held_.begin(); it != held_.end(); ++it) {
+        if (it->second.grammar.use_count() > 1) continue;
+        if (oldest == held_.end() || it->second.until < oldest->second.until) oldest = it;
+      }
+      if (oldest == held_.end()) break;
+      const size_t size = oldest->second.grammar->SizeBytes();
+      freed += size;
+      held_bytes_.fetch_sub(std::min(size, held_bytes_.load()));
+      dropped.push_back(std::move(oldest->second.grammar));
+      held_.erase(oldest);
+    }
+  }
+  if (freed < bytes) freed += cache_->EvictBytes(bytes - freed);
+  return freed;
+}
+
+void GrammarStore::ChargeGrowth(const std::string& handle) {
+  cache_->Remeasure(handle);
+  if (options_.budget != nullptr) options_.budget->FitCache();
+}
+
+void GrammarStore::NoteOwner(const std::string& handle, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  owners_.try_emplace(handle, tenant);
+}
+
+void GrammarStore::PruneOwners() {
+  absl::flat_hash_set<std::string> live;
+  for (const CacheEntryInfo& e : cache_->Entries()) live.insert(e.key);
+  {
+    std::lock_guard<std::mutex> lock(held_mu_);
+    for (const auto& [key, held] : held_) live.insert(key);
+  }
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  for (auto it = owners_.begin(); it != owners_.end();) {
+    if (live.contains(it->first)) {
+      ++it;
+    } else {
+      owners_.erase(it++);
+    }
+  }
+}
+
+absl::flat_hash_map<std::string, size_t> GrammarStore::CachedBytesByTenant() {
+  std::vector<std::pair<std::string, size_t>> entries;
+  for (const CacheEntryInfo& e : cache_->Entries()) entries.emplace_back(e.key, e.bytes);
+  {
+    std::lock_guard<std::mutex> lock(held_mu_);
+    for (const auto& [key, held] : held_) entries.emplace_back(key, held.grammar->SizeBytes());
+  }
+  absl::flat_hash_map<std::string, size_t> out;
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  for (const auto& [key, bytes] : entries) {
+    auto it = owners_.find(key);
+    out[it != owners_.end() ? it->second : std::string("-")] += bytes;
+  }
+  return out;
+}
+
+size_t CompileMemoryEstimate(size_t spec_bytes) { return (size_t{1} << 20) + 64 * spec_bytes; }
 
 std::shared_ptr<const CompiledGrammar> GrammarStore::FindHeld(const std::string& handle) {
   std::lock_guard<std::mutex> lock(held_mu_);
@@ -253,14 +340,37 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
                   started_here, tenant, handle = job.handle](const std::atomic<bool>& cancelled)
       -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
     started_here->store(true);
+    NoteOwner(handle, tenant);
     CompileOptions run = options;
     run.cancelled = &cancelled;
     const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar =
-        cancelled.load() ? absl::CancelledError(
-                               "compile cancelled before it started: no caller "
-                               "waits for it any more")
-                         : CompileGrammar(spec, run, tokenizer);
+    absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar = absl::CancelledError(
+        "compile cancelled before it started: no caller waits for it any more");
+    if (!cancelled.load()) {
+      // Compiles in flight draw on the memory budget (an estimate: the
+      // cache gives way first); a refusal is not cached.
+      size_t spec_bytes = spec.text.size();
+      for (const std::string& choice : spec.choices) spec_bytes += choice.size();
+      const size_t estimate = CompileMemoryEstimate(spec_bytes);
+      absl::Status charged =
+          options_.budget == nullptr
+              ? absl::OkStatus()
+              : options_.budget->TryCharge(MemoryKind::kCompiles, estimate, "this compile");
+      if (!charged.ok()) {
+        grammar = charged;
+      } else {
+        try {
+          grammar = CompileGrammar(spec, run, tokenizer);
+        } catch (const std::bad_alloc&) {
+          // Out of memory (a low RLIMIT_AS, a cgroup at its limit): this
+          // compile fails, the server goes on.
+          grammar = absl::ResourceExhaustedError(
+              "the server ran out of memory while compiling this spec (std::bad_alloc); retry "
+              "later or on another replica");
+        }
+        if (options_.budget != nullptr) options_.budget->Release(MemoryKind::kCompiles, estimate);
+      }
+    }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     metrics->RecordCompile(kind, grammar.status(), took.count());
     // Too large for a cache shard: held, so the handle answered still opens.
@@ -272,7 +382,10 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
   };
   GrammarCache::Ticket ticket = cache_->GetOrComputeAsync(
       job.handle, std::move(compute),
-      [wait, started_here](absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g) {
+      [this, wait, started_here](absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g) {
+        // The new grammar is in the cache now: it takes what the budget
+        // has left (least recently used grammars go).
+        if (options_.budget != nullptr && g.ok()) options_.budget->FitCache();
         wait->Finish(std::move(g), !started_here->load());
       },
       [this, &tenant, &wait]() -> absl::Status {

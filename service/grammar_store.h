@@ -13,6 +13,7 @@
 #ifndef MASKD_SERVICE_GRAMMAR_STORE_H_
 #define MASKD_SERVICE_GRAMMAR_STORE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -28,6 +29,7 @@
 #include "compiler/matcher/matcher.h"
 #include "service/compile_request.h"
 #include "service/deadline_timer.h"
+#include "service/memory_budget.h"
 #include "service/service_metrics.h"
 #include "service/thread_pool.h"
 
@@ -54,7 +56,15 @@ struct GrammarStoreOptions {
   // handle still opens (at most max_oversized_held of them, oldest out).
   absl::Duration oversized_hold = absl::Seconds(60);
   size_t max_oversized_held = 4;
+  // The process-wide memory budget (may be null): compiles in flight draw
+  // on it, the cache and held grammars count in it and give way first.
+  MemoryBudget* budget = nullptr;
 };
+
+// What a compile in flight is charged to the memory budget before it runs:
+// an estimate (a compile's peak is not known in advance), 1 MiB plus 64 bytes
+// per spec byte (a 1 MiB schema: 65 MiB).
+size_t CompileMemoryEstimate(size_t spec_bytes);
 
 struct CompiledHandle {
   std::shared_ptr<const CompiledGrammar> grammar;
@@ -103,6 +113,17 @@ class GrammarStore {
   // it (never compiled here, evicted, or its compile failed).
   std::shared_ptr<const CompiledGrammar> Find(const std::string& handle);
 
+  // `grammar` (the cached grammar for `handle`, in use by a sequence) may
+  // have grown: charge its size now, evicting what no longer fits, in its
+  // cache shard and in the memory budget. Cheap (a few locks); the session
+  // calls it after each step for the grammars that step used.
+  void ChargeGrowth(const std::string& handle);
+
+  // Bytes of cached and held grammars, in all and by the tenant whose
+  // compile put each there (tenant of the first compile of a handle).
+  size_t cached_bytes() const;
+  absl::flat_hash_map<std::string, size_t> CachedBytesByTenant();
+
   CacheStats stats() const { return cache_->stats(); }
   // Compiles queued or running now (all tenants).
   size_t queued_compiles() const;
@@ -115,6 +136,11 @@ class GrammarStore {
   // The held grammar for `handle` (its hold renewed), or null.
   std::shared_ptr<const CompiledGrammar> FindHeld(const std::string& handle);
   void RechargeLoop();
+  void NoteOwner(const std::string& handle, const std::string& tenant);
+  void PruneOwners();
+  // Frees at least `bytes` for the memory budget: held grammars first
+  // (oldest first), then the cache's least recently used; what was freed.
+  size_t Reclaim(size_t bytes);
 
   // Takes a queue place for `tenant`, or says which bound is reached.
   absl::Status Admit(const std::string& tenant);
@@ -130,8 +156,14 @@ class GrammarStore {
     std::shared_ptr<const CompiledGrammar> grammar;
     absl::Time until;
   };
-  std::mutex held_mu_;
+  mutable std::mutex held_mu_;
   absl::flat_hash_map<std::string, Held> held_;  // guarded by held_mu_
+  // Their sizes, measured when held and by each recharge (read on every
+  // budget charge, so kept here rather than measured).
+  std::atomic<size_t> held_bytes_{0};
+  // handle -> tenant whose compile stored it (pruned as entries go).
+  std::mutex owners_mu_;
+  absl::flat_hash_map<std::string, std::string> owners_;  // guarded by owners_mu_
   DeadlineTimer timer_;
   std::mutex recharge_mu_;
   std::condition_variable recharge_cv_;

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "service/flags_usage.h"
 #include "service/log.h"
+#include "service/memory_budget.h"
 #include "service/security_flags.h"
 #include "service/server.h"
 #include "service/tokenizer_flags.h"
@@ -90,6 +91,16 @@ ABSL_FLAG(absl::Duration, memory_release_interval, absl::Seconds(1),
           "After a Session stream ends, return freed memory to the OS (malloc_trim) at most "
           "this often; 0: never.");
 
+ABSL_FLAG(int64_t, memory_budget_bytes, -1,
+          "Process-wide memory budget in bytes that sessions, sequences (parser state), mask "
+          "dictionaries, compiles in flight and the compile cache draw on (the cache gives way "
+          "first); an op or compile that would pass it fails with RESOURCE_EXHAUSTED. -1: 3/4 "
+          "of the cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes), else of "
+          "physical memory; 0: no limit.");
+ABSL_FLAG(int, max_parser_depth, 262144,
+          "Most lexemes one sequence's parser may hold (one Earley set each, ~100-300 bytes); a "
+          "token past it fails with RESOURCE_EXHAUSTED; 0: no limit.");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("maskd: constrained decoding as a gRPC service.");
   if (maskd::WantsHelp(argc, argv)) {
@@ -132,6 +143,7 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_streams_per_tenant) < 1 ||
       absl::GetFlag(FLAGS_max_sequences_per_tenant) < 1 ||
       absl::GetFlag(FLAGS_max_tokens_per_op) < 0 || absl::GetFlag(FLAGS_metrics_threads) < 1 ||
+      absl::GetFlag(FLAGS_memory_budget_bytes) < -1 || absl::GetFlag(FLAGS_max_parser_depth) < 0 ||
       absl::GetFlag(FLAGS_metrics_request_timeout) < absl::Milliseconds(1)) {
     MASKD_LOG(ERROR) << "--grpc_threads must be >= 2, --max_message_bytes >= 1024, "
                         "--threads, --compile_threads, --max_rollback_tokens, "
@@ -141,7 +153,8 @@ int main(int argc, char** argv) {
                         "--compile_time_limit > 0, --max_queued_compiles, "
                         "--max_queued_compiles_per_tenant, --max_streams_per_tenant, "
                         "--max_sequences_per_tenant and --metrics_threads >= 1, "
-                        "--max_tokens_per_op >= 0, --metrics_request_timeout >= 1ms";
+                        "--max_tokens_per_op and --max_parser_depth >= 0, "
+                        "--memory_budget_bytes >= -1, --metrics_request_timeout >= 1ms";
     return EXIT_FAILURE;
   }
 
@@ -197,6 +210,11 @@ int main(int argc, char** argv) {
   options.metrics_threads = absl::GetFlag(FLAGS_metrics_threads);
   options.metrics_request_timeout = absl::GetFlag(FLAGS_metrics_request_timeout);
   options.memory_release_interval = absl::GetFlag(FLAGS_memory_release_interval);
+  const int64_t budget = absl::GetFlag(FLAGS_memory_budget_bytes);
+  options.memory_budget_bytes =
+      budget < 0 ? maskd::DefaultMemoryBudgetBytes() : static_cast<size_t>(budget);
+  options.session_limits.max_parser_depth =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_parser_depth));
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.preload = *std::move(preload);
   options.tokenizer_limits.max_tokenizer_json_bytes =

@@ -83,7 +83,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                     << took.count() << " s)";
   }
   server->metrics_->SetTokenizerCount(server->tokenizers_->size());
-  server->store_ = std::make_unique<GrammarStore>(options.cache, server->metrics_.get());
+  server->budget_ = std::make_unique<MemoryBudget>(options.memory_budget_bytes);
+  MASKD_LOG(INFO) << "memory budget "
+                  << (options.memory_budget_bytes == 0
+                          ? std::string("unlimited")
+                          : absl::StrCat(options.memory_budget_bytes >> 20, " MiB"));
+  GrammarStoreOptions cache = options.cache;
+  cache.budget = server->budget_.get();
+  server->store_ = std::make_unique<GrammarStore>(cache, server->metrics_.get());
   server->step_pool_ = std::make_unique<ThreadPool>(
       options.step_threads != 0 ? options.step_threads
                                 : std::max<size_t>(1, std::thread::hardware_concurrency()));
@@ -96,6 +103,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   SessionEnv env;
   env.quotas = server->quotas_.get();
   env.releaser = server->releaser_.get();
+  env.budget = server->budget_.get();
   env.compiler = server->compile_.get();
   env.store = server->store_.get();
   env.pool = server->step_pool_.get();
@@ -179,6 +187,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
     server->process_collector_ = std::make_shared<ProcessCollector>();
     server->exposer_->RegisterCollectable(server->metrics_->registry());
     server->exposer_->RegisterCollectable(server->process_collector_);
+    server->memory_collector_ =
+        std::make_shared<MemoryCollector>(server->budget_.get(), server->store_.get());
+    server->exposer_->RegisterCollectable(server->memory_collector_);
     server->metrics_address_ = ReplacePort(options.metrics_listen, server->exposer_->port());
     MASKD_LOG(INFO) << "metrics on " << (options.security.tls.enabled() ? "https" : "http") << "://"
                     << server->metrics_address_ << "/metrics";

@@ -16,6 +16,8 @@
 #include "service/grammar_store.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
+#include "service/memory_budget.h"
+#include "service/memory_metrics.h"
 #include "service/memory_release.h"
 #include "service/metrics_endpoint.h"
 #include "service/process_metrics.h"
@@ -67,6 +69,9 @@ struct ServerOptions {
   // How often freed memory may be returned to the OS (malloc_trim after a
   // stream ends); zero: never.
   absl::Duration memory_release_interval = absl::Seconds(1);
+  // The process-wide memory budget (memory_budget.h) sessions, sequences,
+  // dictionaries, compiles in flight and the cache draw on; 0: no limit.
+  size_t memory_budget_bytes = 0;
   // TLS on both listeners, bearer tokens (security_options.h).
   SecurityOptions security;
 };
@@ -98,6 +103,7 @@ class Server {
 
   // For in-process tests.
   ServiceMetrics& metrics() { return *metrics_; }
+  const MemoryBudget& memory_budget() const { return *budget_; }
 
  private:
   Server() = default;
@@ -105,6 +111,9 @@ class Server {
   std::unique_ptr<TokenizerRegistry> tokenizers_;
   std::unique_ptr<ServiceMetrics> metrics_;
   std::shared_ptr<ProcessCollector> process_collector_;
+  // Before the store and sessions, which charge it, and gone after them.
+  std::unique_ptr<MemoryBudget> budget_;
+  std::shared_ptr<MemoryCollector> memory_collector_;
   std::unique_ptr<GrammarStore> store_;
   std::unique_ptr<ThreadPool> step_pool_;
   std::unique_ptr<MemoryReleaser> releaser_;

@@ -135,16 +135,12 @@ void SessionReactor::AwaitCompiles(const std::vector<int>& indices) {
     if (ready) Dispatch(/*may_run_inline=*/false);
   };
   for (int index : indices) {
-    std::shared_ptr<CompileWait> wait = env_.compiler->CompileGrammarAsync(
-        request_.ops(index).open().compile(), tenant_, deadline,
-        [this, index, one_done](absl::StatusOr<CompileOutcome> outcome, bool /*spec_error*/) {
+    std::shared_ptr<CompileWait> wait = env_.compiler->OpenGrammarAsync(
+        request_.ops(index).open(), tenant_, deadline,
+        [this, index, one_done](absl::StatusOr<OpenedGrammar> opened) {
           {
             std::lock_guard<std::mutex> lock(mu_);
-            if (outcome.ok()) {
-              precompiled_[index] = outcome->handle.grammar;
-            } else {
-              precompiled_[index] = outcome.status();
-            }
+            precompiled_[index] = std::move(opened);
           }
           one_done();
         });
@@ -185,6 +181,16 @@ void SessionReactor::RunStep() {
     return;
   }
   SerializeResponse(response_, &write_buffer_);
+  if (env_.budget != nullptr) {
+    // The request and the response (and its serialized copy) are held until
+    // the write is done: the budget sees them (a 1,024-mask response is
+    // 16 MiB twice), so opens elsewhere are refused before RSS passes it.
+    const size_t held =
+        request_.SpaceUsedLong() + response_.SpaceUsedLong() + write_buffer_.Length();
+    env_.budget->Release(MemoryKind::kSessions, io_charged_);
+    env_.budget->Charge(MemoryKind::kSessions, held);
+    io_charged_ = held;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   state_ = State::kWriting;
   write_start_ = std::chrono::steady_clock::now();
@@ -195,6 +201,27 @@ void SessionReactor::OnWriteDone(bool ok) {
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - step_start_;
   env_.metrics->ObserveStep(took.count(), static_cast<size_t>(request_.ops_size()));
   write_buffer_.Clear();
+  // Protobuf's Clear keeps what a message allocated for reuse: after a
+  // 1,024-op step a stream idled holding 1,024 mask strings (16 MiB with a
+  // 128k vocabulary), so 200 such streams held GiBs no budget saw. A large
+  // request or response is freed once answered.
+  constexpr size_t kKeptMessageBytes = size_t{256} << 10;
+  size_t kept = request_.SpaceUsedLong() + response_.SpaceUsedLong();
+  if (kept > kKeptMessageBytes) {
+    request_ = v1::StepRequest();
+    response_ = v1::StepResponse();
+    kept = 0;
+    // Their pages lie between live sequences' allocations: glibc gives
+    // them back only on a trim.
+    if (env_.releaser != nullptr) env_.releaser->Note();
+  }
+  // What stays (up to 256 KiB per stream; 200 streams after 1,024-op steps
+  // kept 140 MB) remains charged until the next step or the stream's end.
+  if (env_.budget != nullptr) {
+    env_.budget->Release(MemoryKind::kSessions, io_charged_);
+    env_.budget->Charge(MemoryKind::kSessions, kept);
+  }
+  io_charged_ = kept;
   std::lock_guard<std::mutex> lock(mu_);
   if (!ok) {
     if (stalled_) {
@@ -239,6 +266,8 @@ void SessionReactor::OnDone() {
   env_.metrics->RecordRpc("Session", code, lifetime.count());
   if (code != grpc::StatusCode::OK) env_.metrics->CountError(static_cast<absl::StatusCode>(code));
   env_.metrics->active_streams().Decrement();
+  if (env_.budget != nullptr) env_.budget->Release(MemoryKind::kSessions, io_charged_);
+  io_charged_ = 0;
   if (holds_stream_quota && env_.quotas != nullptr) env_.quotas->ReleaseStream(tenant_);
   // The registry's reference goes last: `self` may destroy this object as the
   // function returns.

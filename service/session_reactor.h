@@ -95,6 +95,9 @@ class SessionReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   SessionStream stream_;
   grpc::ByteBuffer read_buffer_;
   grpc::ByteBuffer write_buffer_;
+  // Budget taken for the request and response: while the response is sent,
+  // then for what protobuf keeps of them for the next step.
+  size_t io_charged_ = 0;
   v1::StepRequest request_;
   v1::StepResponse response_;
   PrecompiledGrammars precompiled_;  // written by compile callbacks, under mu_

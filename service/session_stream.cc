@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -9,9 +10,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
+#include "compiler/compile/reasoning_budget.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "service/mask_encoding.h"
 #include "service/spec_error.h"
@@ -37,6 +40,9 @@ struct SessionStream::Work {
   double mask_seconds = 0;
   EncodedMaskInfo mask_info;
   bool dictionary_ref = false;  // the mask went as a dictionary_ref
+  // kAdvance: the sequence must go (its memory could not be charged, or an
+  // allocation failed mid-way and its state is not to be trusted).
+  bool drop_sequence = false;
 
   // With a dictionary: the mask, computed by Describe and encoded (or
   // referenced) by AssignDictionary.
@@ -67,7 +73,24 @@ SessionStream::~SessionStream() {
     env_.metrics->active_sessions().Decrement(static_cast<double>(sequences_.size()));
     if (env_.quotas != nullptr) env_.quotas->ReleaseSequences(tenant_, sequences_.size());
   }
+  if (env_.budget != nullptr) {
+    env_.budget->Release(MemoryKind::kSessions, charged_buffers_);
+    env_.budget->Release(MemoryKind::kDictionaries, charged_dictionary_);
+  }
 }
+
+namespace {
+
+// What a std::bad_alloc inside one op becomes: that op fails, the server
+// (and every other op and stream) goes on.
+absl::Status OutOfMemory(const char* doing, bool sequence_closed) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the server ran out of memory (std::bad_alloc) while ", doing,
+      sequence_closed ? "; the sequence was closed (its state could not be trusted)" : "",
+      "; retry later or on another replica"));
+}
+
+}  // namespace
 
 bool SessionStream::RunsInline(const v1::StepRequest& request) const {
   if (static_cast<size_t>(request.ops_size()) > env_.limits.max_inline_step_ops) return false;
@@ -82,8 +105,7 @@ std::vector<int> SessionStream::InlineCompiles(const v1::StepRequest& request) c
   if (static_cast<size_t>(request.ops_size()) > env_.limits.max_ops_per_request) return out;
   for (int i = 0; i < request.ops_size(); ++i) {
     const v1::SequenceOp& op = request.ops(i);
-    if (op.op_case() == v1::SequenceOp::kOpen &&
-        op.open().grammar_case() == v1::OpenSequence::kCompile) {
+    if (op.op_case() == v1::SequenceOp::kOpen && CompileHandler::OpenMayCompile(op.open())) {
       out.push_back(i);
     }
   }
@@ -187,10 +209,24 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
   }
   env_.pool->ParallelFor(runnable.size(), [&](size_t i) {
     Work& work = *runnable[i];
-    if (work.kind == Work::Kind::kOpen) {
-      Open(work.op->open(), deadline, precompiled, work);
-    } else {
-      Advance(work.op->advance(), *work.sequence, work);
+    // An allocation failing inside an op (a memory limit the budget did not
+    // foresee) fails that op, never the server.
+    try {
+      if (work.kind == Work::Kind::kOpen) {
+        Open(work.op->open(), deadline, precompiled, work);
+      } else {
+        Advance(work.op->advance(), *work.sequence, work);
+      }
+    } catch (const std::bad_alloc&) {
+      work.opened.reset();
+      work.has_mask = false;
+      work.result->clear_mask();
+      work.result->clear_jump_forward();
+      work.result->clear_stop();
+      const bool advancing = work.kind == Work::Kind::kAdvance;
+      work.drop_sequence = advancing;
+      work.Fail(
+          OutOfMemory(advancing ? "advancing this sequence" : "opening this sequence", advancing));
     }
   });
   if (dictionary_ != nullptr) AssignDictionary(works);
@@ -227,14 +263,30 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
       ++opened;
     } else if (work.kind == Work::Kind::kOpen) {
       ++quota_returned;
-    } else if (work.error == absl::StatusCode::kOk &&
-               work.op->op_case() == v1::SequenceOp::kClose) {
+    } else if ((work.error == absl::StatusCode::kOk &&
+                work.op->op_case() == v1::SequenceOp::kClose) ||
+               work.drop_sequence) {
       sequences_.erase(work.op->sequence_id());
       ++closed;
       ++quota_returned;
     }
   }
   if (env_.quotas != nullptr) env_.quotas->ReleaseSequences(tenant_, quota_returned);
+  // Grammars grow as masks are computed (lazy lexer states, mask caches):
+  // the cache charges that now, once per grammar this step used.
+  absl::flat_hash_set<const CompiledGrammar*> used_grammars;
+  for (Work& work : works) {
+    const Sequence* sequence = work.sequence;
+    if (sequence == nullptr) {
+      auto it = work.kind == Work::Kind::kOpen ? sequences_.find(work.op->sequence_id())
+                                               : sequences_.end();
+      if (it != sequences_.end()) sequence = it->second.get();
+    }
+    if (sequence == nullptr || work.drop_sequence || sequence->handle.empty()) continue;
+    if (used_grammars.insert(sequence->grammar.get()).second) {
+      env_.store->ChargeGrowth(sequence->handle);
+    }
+  }
   metrics.CountTokens(accepted, rejected);
   if (jump_bytes > 0) metrics.CountJumpForwardBytes(jump_bytes);
   if (opened != closed) {
@@ -244,7 +296,62 @@ absl::Status SessionStream::Step(const v1::StepRequest& request, absl::Time dead
   // each for a 128k vocabulary).
   constexpr size_t kKeptBuffers = 256;
   if (buffers_.size() > kKeptBuffers) buffers_.resize(kKeptBuffers);
+  ChargeBuffers();
   return absl::OkStatus();
+}
+
+void SessionStream::ChargeBuffers() {
+  if (env_.budget == nullptr) return;
+  // Already allocated (bounded by kKeptBuffers masks): charged, not asked.
+  size_t bytes = sizeof(SessionStream) + buffers_.capacity() * sizeof(std::vector<uint32_t>);
+  for (const std::vector<uint32_t>& b : buffers_) bytes += b.capacity() * sizeof(uint32_t);
+  if (bytes > charged_buffers_) {
+    env_.budget->Charge(MemoryKind::kSessions, bytes - charged_buffers_);
+  } else {
+    env_.budget->Release(MemoryKind::kSessions, charged_buffers_ - bytes);
+  }
+  charged_buffers_ = bytes;
+}
+
+bool SessionStream::ChargeGrowth(Sequence& sequence, Work& work) {
+  if (env_.budget == nullptr) return true;
+  // Matcher::MemoryBytes counts buffer capacities, not the allocator's
+  // chunks around them nor the stream's map slot: 10,000 builtin-JSON
+  // matchers after one Llama-3 mask held 4,140 heap bytes each by mallinfo2
+  // against an estimate of 2,564, so each sequence is charged this much more.
+  constexpr size_t kSequenceOverheadBytes = 2048;
+  const size_t now = sizeof(Sequence) + kSequenceOverheadBytes + sequence.matcher->MemoryBytes();
+  if (now <= sequence.charged) return true;
+  absl::Status charged =
+      env_.budget->TryCharge(MemoryKind::kSequences, now - sequence.charged,
+                             absl::StrCat("sequence ", work.op->sequence_id(), "'s parser state"));
+  if (!charged.ok()) {
+    work.Fail(charged);
+    return false;
+  }
+  sequence.budget = env_.budget;
+  sequence.charged = now;
+  return true;
+}
+
+bool SessionStream::ChargeDictionaryStore(size_t words) {
+  if (env_.budget == nullptr) return true;
+  // A store into a never-used slot adds a mask; replacing one reuses its
+  // words. A refusal only means the mask is not stored (it is sent in full,
+  // as a stream without a dictionary would get it).
+  if (dictionary_->used() < dictionary_->slots()) {
+    const size_t bytes = words * sizeof(uint32_t) + sizeof(uint64_t) * 4;
+    // Dictionaries only save bandwidth: together they get at most a quarter
+    // of the budget, so they never crowd out sequences (in the soak, 94
+    // streams' dictionaries took 369 of a 512 MiB budget and opens failed).
+    const size_t limit = env_.budget->limit();
+    if (limit > 0 && env_.budget->used(MemoryKind::kDictionaries) + bytes > limit / 4) return false;
+    if (!env_.budget->TryCharge(MemoryKind::kDictionaries, bytes, "a mask dictionary store").ok()) {
+      return false;
+    }
+    charged_dictionary_ += bytes;
+  }
+  return true;
 }
 
 void SessionStream::AssignDictionary(std::vector<Work>& works) {
@@ -268,7 +375,8 @@ void SessionStream::AssignDictionary(std::vector<Work>& works) {
     // stored with its slot.
     work.analysis = AnalyzeMask(words, work.vocab_size);
     const v1::MaskEncoding chosen = work.analysis.Choose(work.wanted);
-    if (work.analysis.PayloadBytes(chosen) > env_.limits.dictionary_min_payload_bytes) {
+    if (work.analysis.PayloadBytes(chosen) > env_.limits.dictionary_min_payload_bytes &&
+        ChargeDictionaryStore(words.size())) {
       mask->set_dictionary_store(
           dictionary_->Store(work.hash, work.vocab_size, words, work.analysis.allowed_count));
     }
@@ -338,53 +446,60 @@ void SessionStream::Open(const v1::OpenSequence& open, absl::Time deadline,
         env_.limits.max_rollback_tokens, " (--max_rollback_tokens)")));
     return;
   }
-  std::shared_ptr<const CompiledGrammar> grammar;
-  switch (open.grammar_case()) {
-    case v1::OpenSequence::kHandle:
-      grammar = env_.store->Find(open.handle());
-      if (grammar == nullptr) {
-        work.Fail(absl::NotFoundError(absl::StrCat(
-            "grammar handle \"", open.handle().substr(0, 80),
-            "\" is not in this replica's cache (compiled on another replica, evicted, or "
-            "never compiled); open with an inline `compile` request instead")));
-        return;
-      }
-      break;
-    case v1::OpenSequence::kCompile: {
-      if (precompiled != nullptr && static_cast<size_t>(work.index) < precompiled->size() &&
-          (*precompiled)[work.index].has_value()) {
-        const auto& compiled = *(*precompiled)[work.index];
-        if (!compiled.ok()) {
-          work.Fail(absl::Status(compiled.status().code(),
-                                 absl::StrCat("open.compile: ", compiled.status().message())));
-          return;
-        }
-        grammar = *compiled;
-        break;
-      }
-      bool spec_error = false;
-      absl::StatusOr<CompileOutcome> outcome =
-          env_.compiler->CompileGrammar(open.compile(), deadline, &spec_error);
-      if (!outcome.ok()) {
-        work.Fail(absl::Status(outcome.status().code(),
-                               absl::StrCat("open.compile: ", outcome.status().message())));
-        return;
-      }
-      grammar = outcome->handle.grammar;
-      break;
-    }
-    case v1::OpenSequence::GRAMMAR_NOT_SET:
-      work.Fail(absl::InvalidArgumentError("open sets neither handle nor compile"));
-      return;
+  std::optional<absl::StatusOr<OpenedGrammar>> resolved;
+  if (precompiled != nullptr && static_cast<size_t>(work.index) < precompiled->size() &&
+      (*precompiled)[work.index].has_value()) {
+    resolved = *(*precompiled)[work.index];
+  } else {
+    resolved = env_.compiler->OpenGrammar(open, deadline);
   }
+  if (!resolved->ok()) {
+    work.Fail(resolved->status());
+    return;
+  }
+  const OpenedGrammar& opened = **resolved;
+  const std::shared_ptr<const CompiledGrammar>& grammar = opened.grammar;
   auto sequence = std::make_unique<Sequence>();
   MatcherOptions options;
   options.max_rollback = open.max_rollback_tokens();
+  options.max_parser_depth = env_.limits.max_parser_depth;
   sequence->grammar = grammar;
-  sequence->matcher = Matcher::Create(grammar, options);
+  sequence->handle = opened.handle;
+  if (open.has_max_reasoning_tokens()) {
+    ReasoningBudget budget;
+    budget.end_marker = opened.reasoning_end_marker;
+    budget.max_tokens = open.max_reasoning_tokens();
+    budget.prefix_bytes = opened.required_prefix_bytes;
+    absl::StatusOr<std::unique_ptr<Matcher>> budgeted =
+        CreateBudgetedMatcher(grammar, budget, options);
+    if (!budgeted.ok()) {
+      work.Fail(absl::InvalidArgumentError(
+          absl::StrCat("open.max_reasoning_tokens: ", budgeted.status().message())));
+      return;
+    }
+    sequence->matcher = *std::move(budgeted);
+  } else {
+    sequence->matcher = Matcher::Create(grammar, options);
+  }
+  if (opened.healing.has_value()) {
+    v1::Healing* healing = work.result->mutable_healing();
+    healing->set_prompt_tokens_to_drop(opened.healing->tokens_to_drop);
+    healing->set_removed_bytes(opened.healing->removed_bytes);
+    healing->set_healed_handle(opened.healed_handle);
+  }
   sequence->encoding = open.mask_encoding();
   sequence->vocab_size = static_cast<uint32_t>(grammar->tokenizer().vocab_size());
+  // Charged before its first mask (so a refused open costs little), and for
+  // what the mask's walk grew.
+  if (!ChargeGrowth(*sequence, work)) return;
   Describe(*sequence, work);
+  if (!ChargeGrowth(*sequence, work)) {
+    work.has_mask = false;
+    work.result->clear_mask();
+    work.result->clear_jump_forward();
+    work.result->clear_stop();
+    return;
+  }
   work.opened = std::move(sequence);
 }
 
@@ -414,7 +529,12 @@ void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequen
           absl::StrCat("tokens[", i, "] = ", token, " is outside the vocabulary (vocab_size ",
                        vocab_size, "); the sequence keeps the ", i, " tokens before it")));
     } else if (!matcher.AcceptToken(token)) {
-      if (absl::Status grammar = sequence.grammar->status(); !grammar.ok()) {
+      if (matcher.HitDepthLimit()) {
+        work.Fail(absl::ResourceExhaustedError(absl::StrCat(
+            "tokens[", i, "] would take the sequence's parser past ", env_.limits.max_parser_depth,
+            " lexemes, this server's limit (--max_parser_depth); the sequence keeps the ", i,
+            " tokens before it")));
+      } else if (absl::Status grammar = sequence.grammar->status(); !grammar.ok()) {
         // The lexer automaton hit its limit while taking the token: the
         // token was not refused by the grammar.
         work.Fail(absl::ResourceExhaustedError(
@@ -432,6 +552,18 @@ void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequen
       work.tokens_rejected += 1;
       return;
     }
+    // The parser's buffers grow by doubling: charged as they grow, so one
+    // op cannot take more than the budget holds. Past the budget the memory
+    // is already taken: the sequence goes to give it back.
+    if (!ChargeGrowth(sequence, work)) {
+      work.Fail(absl::ResourceExhaustedError(
+          absl::StrCat("tokens[", i, "]: ", work.result->error().message(),
+                       "; the sequence was closed to give its memory back")));
+      work.drop_sequence = true;
+      work.result->set_tokens_accepted(static_cast<uint32_t>(i + 1));
+      work.tokens_accepted += static_cast<uint64_t>(i + 1);
+      return;
+    }
   }
   work.result->set_tokens_accepted(static_cast<uint32_t>(advance.tokens_size()));
   work.tokens_accepted += static_cast<uint64_t>(advance.tokens_size());
@@ -446,6 +578,15 @@ void SessionStream::Advance(const v1::AdvanceSequence& advance, Sequence& sequen
   work.result->set_drafts_accepted(static_cast<uint32_t>(drafts));
   work.tokens_accepted += static_cast<uint64_t>(drafts);
   if (!advance.omit_mask()) Describe(sequence, work);
+  if (!ChargeGrowth(sequence, work)) {
+    work.Fail(absl::ResourceExhaustedError(absl::StrCat(
+        work.result->error().message(), "; the sequence was closed to give its memory back")));
+    work.drop_sequence = true;
+    work.has_mask = false;
+    work.result->clear_mask();
+    work.result->clear_jump_forward();
+    work.result->clear_stop();
+  }
 }
 
 void SessionStream::Describe(Sequence& sequence, Work& work) {

@@ -31,6 +31,7 @@
 #include "service/grammar_store.h"
 #include "service/mask_dictionary.h"
 #include "service/mask_encoding.h"
+#include "service/memory_budget.h"
 #include "service/memory_release.h"
 #include "service/service_metrics.h"
 #include "service/tenant_quotas.h"
@@ -63,12 +64,14 @@ struct SessionLimits {
   // Most tokens (tokens + draft_tokens) one AdvanceSequence may carry
   // (--max_tokens_per_op); 0: no limit.
   size_t max_tokens_per_op = 0;
+  // Most lexemes one sequence's parser may hold (--max_parser_depth,
+  // MatcherOptions::max_parser_depth); 0: no limit.
+  size_t max_parser_depth = 0;
 };
 
 // Grammars of a request's inline-compile opens, compiled before the step
 // runs (SessionStream::InlineCompiles), by op index; nullopt for other ops.
-using PrecompiledGrammars =
-    std::vector<std::optional<absl::StatusOr<std::shared_ptr<const CompiledGrammar>>>>;
+using PrecompiledGrammars = std::vector<std::optional<absl::StatusOr<OpenedGrammar>>>;
 
 // What every stream of a server shares. All pointers outlive the streams.
 struct SessionEnv {
@@ -78,6 +81,9 @@ struct SessionEnv {
   ServiceMetrics* metrics = nullptr;
   // Told when a stream ends (its sequences freed); may be null.
   MemoryReleaser* releaser = nullptr;
+  // The process-wide memory budget sequences, dictionaries and the stream's
+  // buffers draw on; may be null (nothing charged).
+  MemoryBudget* budget = nullptr;
   // Per-tenant stream and sequence quotas; null: none.
   TenantQuotas* quotas = nullptr;
   SessionLimits limits;
@@ -106,9 +112,10 @@ class SessionStream {
   absl::Status Step(const v1::StepRequest& request, absl::Time deadline, v1::StepResponse* response,
                     const PrecompiledGrammars* precompiled = nullptr);
 
-  // The ops of `request` that open with an inline compile (their indices),
-  // for the caller to compile before Step; none when the request has more
-  // ops than the server takes (they all fail without a compile).
+  // The ops of `request` that open with an inline compile or heal (their
+  // indices), for the caller to compile before Step
+  // (CompileHandler::OpenGrammarAsync); none when the request has more ops
+  // than the server takes (they all fail without a compile).
   std::vector<int> InlineCompiles(const v1::StepRequest& request) const;
 
   size_t open_sequences() const { return sequences_.size(); }
@@ -124,9 +131,16 @@ class SessionStream {
  private:
   struct Sequence {
     std::shared_ptr<const CompiledGrammar> grammar;  // for its tokenizer
+    std::string handle;                              // its cache key
     std::unique_ptr<Matcher> matcher;
     v1::MaskEncoding encoding = v1::MASK_ENCODING_AUTO;
     uint32_t vocab_size = 0;
+    // What it holds of the memory budget (given back when it goes).
+    MemoryBudget* budget = nullptr;
+    size_t charged = 0;
+    ~Sequence() {
+      if (budget != nullptr) budget->Release(MemoryKind::kSequences, charged);
+    }
   };
   struct Work;
 
@@ -135,6 +149,14 @@ class SessionStream {
   // Leaves out the masks past max_response_bytes (see SessionLimits).
   void FitResponse(std::vector<Work>& works, v1::StepResponse* response);
   void Advance(const v1::AdvanceSequence& advance, Sequence& sequence, Work& work);
+  // Charges what `sequence`'s matcher grew by since it was last charged; a
+  // refusal fails `work` (RESOURCE_EXHAUSTED) and returns false.
+  bool ChargeGrowth(Sequence& sequence, Work& work);
+  // The stream's own buffers, charged after each step.
+  void ChargeBuffers();
+  // Charges a store of a `words`-word mask into the dictionary; false (do
+  // not store) when the budget refuses.
+  bool ChargeDictionaryStore(size_t words);
   // Fills the mask (or, with a dictionary, computes it into work.words for
   // AssignDictionary), stop status and jump-forward of `work.result`.
   void Describe(Sequence& sequence, Work& work);
@@ -150,6 +172,9 @@ class SessionStream {
   std::unique_ptr<MaskDictionary> dictionary_;  // null: no dictionary
   // Per-op mask buffers of a step with a dictionary, reused across steps.
   std::vector<std::vector<uint32_t>> buffers_;
+  // Budget held for the stream's buffers and its dictionary's masks.
+  size_t charged_buffers_ = 0;
+  size_t charged_dictionary_ = 0;
 };
 
 }  // namespace maskd

@@ -9,8 +9,10 @@ one opened), fires a storm of --storm_compiles distinct compiles every
 (alternately) one replica and restarts it on the same port. Every
 --report_every seconds it prints one line: each replica's RSS, step latency
 p50/p99 over the interval, steps, stream errors (steps that raised after
-failover), sequence errors by code, failovers, compiles. Not a test: it
-asserts nothing, it reports.
+failover), sequence errors by code, failovers, compiles; then, per replica,
+what holds its memory from /metrics (MiB: cache, and the memory budget's
+sessions, sequences, dictionaries, compiles; active streams and sequences).
+Not a test: it asserts nothing, it reports.
 
     bench/soak/soak.sh [--duration_s 1800] [--streams 100] ...
 """
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 import grpc
 
@@ -82,6 +85,32 @@ class Replica:
         except OSError:
             pass
         return float("nan")
+
+    def memory_line(self):
+        """What holds this replica's memory, from its /metrics (MiB; '?' if unreachable)."""
+        wanted = {"maskd_cache_bytes": "cache", "maskd_active_streams": "streams",
+                  "maskd_active_sessions": "seqs"}
+        for kind in ("sessions", "sequences", "dictionaries", "compiles"):
+            wanted[f'maskd_memory_budget_bytes{{kind="{kind}"}}'] = kind
+        try:
+            with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as response:
+                text = response.read().decode()
+        except OSError:
+            return "?"
+        values = {}
+        for line in text.splitlines():
+            name, _, value = line.rpartition(" ")
+            if name in wanted:
+                values[wanted[name]] = float(value)
+        parts = []
+        for label in ("cache", "sessions", "sequences", "dictionaries", "compiles"):
+            if label in values:
+                parts.append(f"{label} {values[label] / 1048576:.0f}")
+        for label in ("streams", "seqs"):
+            if label in values:
+                parts.append(f"{label} {values[label]:.0f}")
+        return " ".join(parts)
 
     def stop(self, sig=signal.SIGTERM):
         if self.process is not None and self.process.poll() is None:
@@ -230,7 +259,7 @@ def killer(replicas, args, stop, log):
     rng = random.Random(7)
     hard = True
     while not stop.wait(args.kill_every):
-        replica = rng.choice(replicas)
+        replica = rng.choice(replicas[args.never_kill:])
         sig = signal.SIGKILL if hard else signal.SIGTERM
         log(f"# {'SIGKILL' if hard else 'SIGTERM'} replica {replica.address}")
         replica.stop(sig)
@@ -265,6 +294,9 @@ def main():
     parser.add_argument("--storm_every", type=float, default=30)
     parser.add_argument("--storm_compiles", type=int, default=40)
     parser.add_argument("--kill_every", type=float, default=45)
+    parser.add_argument("--never_kill", type=int, default=0,
+                        help="the first N replicas are never killed (to watch one replica's "
+                             "RSS over the whole run)")
     parser.add_argument("--down_s", type=float, default=2, help="a killed replica stays down")
     parser.add_argument("--report_every", type=float, default=60)
     parser.add_argument("--maskd_arg", action="append", default=[],
@@ -317,6 +349,8 @@ def main():
                 f"{percentile(latencies, 0.5) * 1e3:.1f} {percentile(latencies, 0.99) * 1e3:.1f} | "
                 f"{done} | {stream_errors or 0} | {seq_errors or 0} | {failovers} | "
                 f"{compiles or 0}")
+            for r in replicas:
+                log(f"  {r.address} (restarts {r.restarts}): {r.memory_line()}")
     finally:
         stop.set()
         for t in threads[:-2]:

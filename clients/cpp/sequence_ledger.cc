@@ -25,6 +25,10 @@ void SequenceLedger::Apply(const v1::StepRequest& request, const v1::StepRespons
         }
         entry.encoding = open.mask_encoding();
         entry.max_rollback_tokens = open.max_rollback_tokens();
+        entry.prompt_tail_tokens.assign(open.prompt_tail_tokens().begin(),
+                                        open.prompt_tail_tokens().end());
+        if (open.has_max_reasoning_tokens())
+          entry.max_reasoning_tokens = open.max_reasoning_tokens();
         entries_[id] = std::move(entry);
         break;
       }
@@ -85,6 +89,11 @@ std::vector<v1::StepRequest> SequenceLedger::RestoreRequests(
     *open->mutable_compile() = *entry.second.compile;
     open->set_mask_encoding(entry.second.encoding);
     open->set_max_rollback_tokens(entry.second.max_rollback_tokens);
+    open->mutable_prompt_tail_tokens()->Add(entry.second.prompt_tail_tokens.begin(),
+                                            entry.second.prompt_tail_tokens.end());
+    if (entry.second.max_reasoning_tokens.has_value()) {
+      open->set_max_reasoning_tokens(*entry.second.max_reasoning_tokens);
+    }
   }
   // Token replays: a sequence may take one op per request, so a long history
   // takes several rounds.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,6 +27,9 @@ class SequenceLedger {
     std::string handle;  // set when opened by handle
     v1::MaskEncoding encoding = v1::MASK_ENCODING_AUTO;
     uint32_t max_rollback_tokens = 0;
+    // Healing and budget, as opened (a reopen heals the same way).
+    std::vector<TokenId> prompt_tail_tokens;
+    std::optional<uint32_t> max_reasoning_tokens;
     std::vector<TokenId> tokens;  // accepted so far, in order
   };
 

@@ -37,6 +37,20 @@ Session::Session(v1::Maskd::Stub* stub, const SessionOptions& options,
 
 Session::~Session() = default;
 
+namespace {
+
+void SetOpenOptions(const OpenOptions& options, v1::OpenSequence& open) {
+  open.set_mask_encoding(options.encoding);
+  open.set_max_rollback_tokens(options.max_rollback_tokens);
+  open.mutable_prompt_tail_tokens()->Add(options.prompt_tail_tokens.begin(),
+                                         options.prompt_tail_tokens.end());
+  if (options.max_reasoning_tokens.has_value()) {
+    open.set_max_reasoning_tokens(*options.max_reasoning_tokens);
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<SessionStream> Session::NewStream() const {
   return std::make_unique<SessionStream>(stub_, deadline_, options_.mask_dictionary_slots);
 }
@@ -46,8 +60,7 @@ void Session::Open(uint64_t sequence_id, std::string handle, const OpenOptions& 
   op->set_sequence_id(sequence_id);
   v1::OpenSequence* open = op->mutable_open();
   open->set_handle(std::move(handle));
-  open->set_mask_encoding(options.encoding);
-  open->set_max_rollback_tokens(options.max_rollback_tokens);
+  SetOpenOptions(options, *open);
 }
 
 void Session::OpenInline(uint64_t sequence_id, v1::CompileRequest compile,
@@ -56,8 +69,7 @@ void Session::OpenInline(uint64_t sequence_id, v1::CompileRequest compile,
   op->set_sequence_id(sequence_id);
   v1::OpenSequence* open = op->mutable_open();
   *open->mutable_compile() = std::move(compile);
-  open->set_mask_encoding(options.encoding);
-  open->set_max_rollback_tokens(options.max_rollback_tokens);
+  SetOpenOptions(options, *open);
 }
 
 void Session::Advance(uint64_t sequence_id, std::span<const TokenId> tokens,

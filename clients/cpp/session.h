@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -90,6 +91,13 @@ struct OpenOptions {
   // How many tokens a later Rollback may undo (the server keeps that many
   // snapshots).
   uint32_t max_rollback_tokens = 0;
+  // Token healing: the prompt's last tokens (session.proto,
+  // OpenSequence.prompt_tail_tokens); the open's result says how many to
+  // drop (SequenceResult::prompt_tokens_to_drop). Empty: no healing.
+  std::vector<TokenId> prompt_tail_tokens;
+  // Reasoning token budget (the grammar needs a reasoning_end_marker): the
+  // marker is forced after this many tokens. Unset: none.
+  std::optional<uint32_t> max_reasoning_tokens;
 };
 
 struct AdvanceOptions {
@@ -144,6 +152,15 @@ class SequenceResult {
     return {proto_.jump_forward().token_ids().data(),
             static_cast<size_t>(proto_.jump_forward().token_ids_size())};
   }
+
+  // Token healing, on the result of an open with prompt_tail_tokens: how
+  // many tokens to drop from the prompt's end, their bytes (the output
+  // starts with them) and the healed grammar's handle (empty when nothing
+  // was healed).
+  bool has_healing() const { return proto_.has_healing(); }
+  uint32_t prompt_tokens_to_drop() const { return proto_.healing().prompt_tokens_to_drop(); }
+  const std::string& healed_bytes() const { return proto_.healing().removed_bytes(); }
+  const std::string& healed_handle() const { return proto_.healing().healed_handle(); }
 
   uint32_t tokens_accepted() const { return proto_.tokens_accepted(); }
   uint32_t drafts_accepted() const { return proto_.drafts_accepted(); }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/choices_grammar.h"
+#include "compiler/compile/token_reasoning.h"
 #include "compiler/grammar_text/grammar_text.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
@@ -83,7 +84,7 @@ absl::StatusOr<GrammarIr> JsonSchemaIr(std::string_view text, const CompileOptio
 }
 
 absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions& options,
-                                  Clock::time_point deadline) {
+                                  Clock::time_point deadline, const Tokenizer& tokenizer) {
   switch (spec.kind) {
     case SpecKind::kChoices:
       return BuildChoicesGrammar(spec.choices);
@@ -105,11 +106,13 @@ absl::StatusOr<GrammarIr> BuildIr(const GrammarSpec& spec, const CompileOptions&
       StructuralTagOptions tag_options;
       tag_options.parse = SchemaParseOptions(options);
       tag_options.lower = SchemaLowerOptions(options, deadline);
+      tag_options.tokenizer = &tokenizer;
       return BuildStructuralTagGrammar(spec.text, tag_options);
     }
     case SpecKind::kEbnf: {
       grammar_text::GrammarTextOptions text_options;
       text_options.start_rule = spec.start_rule;
+      text_options.tokenizer = &tokenizer;
       text_options.max_nesting = static_cast<int>(options.max_recursion_depth);
       text_options.json.parse = SchemaParseOptions(options);
       text_options.json.lower = SchemaLowerOptions(options, deadline);
@@ -168,9 +171,18 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
                                                    kMaxRecursionDepthLimit, ", got ",
                                                    options.max_recursion_depth));
   }
-  absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline);
+  absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline, *tokenizer);
   if (!ir.ok()) return ir.status();
-  if (!options.reasoning_end_marker.empty()) PrependReasoning(*ir, options.reasoning_end_marker);
+  if (!options.reasoning_end_marker.empty()) {
+    if (MarkerHasSpecialTokens(options.reasoning_end_marker, *tokenizer)) {
+      if (absl::Status s = PrependTokenReasoning(*ir, options.reasoning_end_marker, *tokenizer);
+          !s.ok()) {
+        return s;
+      }
+    } else {
+      PrependReasoning(*ir, options.reasoning_end_marker);
+    }
+  }
   if (!options.required_prefix.empty()) PrependLiteral(*ir, options.required_prefix);
   if (absl::Status s = CheckDeadline(deadline, options, "the front end"); !s.ok()) return s;
   AutomataLimits limits;

@@ -73,7 +73,10 @@ struct CompileOptions {
   // overflowing a compile thread's stack: at most kMaxRecursionDepthLimit.
   uint32_t max_recursion_depth = 128;
   // Reasoning first: any bytes up to and including the first occurrence of
-  // this marker, then the spec's language. Empty: none.
+  // this marker, then the spec's language. Empty: none. A marker holding
+  // special tokens (gpt-oss `<|channel|>final<|message|>`) is matched as those
+  // tokens, and the reasoning may hold any special token but EOS
+  // (token_reasoning.h).
   std::string reasoning_end_marker;
   // Token healing (token_healing.h): the output starts with these bytes (the
   // prompt tail the worker dropped), then follows the spec (after any

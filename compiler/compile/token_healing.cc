@@ -1,16 +1,28 @@
 #include "compiler/compile/token_healing.h"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace maskd {
 
 Healing HealPromptTail(const Tokenizer& tokenizer, std::span<const TokenId> tail) {
+  // A tail as long as the longest token cannot be a proper prefix of one, so
+  // a long tail costs no more than a short one.
+  size_t longest = 0;
+  for (TokenId t = 0; t < tokenizer.vocab_size(); ++t) {
+    if (!tokenizer.is_special(t)) longest = std::max(longest, tokenizer.token_bytes(t).size());
+  }
   // The candidate tails, shortest first: bytes of the last k tokens.
   std::vector<std::string> suffixes;
   std::string bytes;
   for (size_t k = 1; k <= tail.size(); ++k) {
     const TokenId id = tail[tail.size() - k];
     if (id >= tokenizer.vocab_size() || tokenizer.is_special(id)) break;
+    if (bytes.size() + tokenizer.token_bytes(id).size() >= longest) break;
     bytes.insert(0, tokenizer.token_bytes(id));
     suffixes.push_back(bytes);
   }
@@ -31,6 +43,78 @@ Healing HealPromptTail(const Tokenizer& tokenizer, std::span<const TokenId> tail
   if (best > 0) {
     healing.tokens_to_drop = static_cast<uint32_t>(best);
     healing.removed_bytes = suffixes[best - 1];
+  }
+  return healing;
+}
+
+namespace {
+
+// The non-special tokens' bytes, sorted: the tokens that start with s are
+// contiguous from lower_bound(s), s itself (when a token) first.
+struct SortedVocab {
+  std::vector<std::string_view> bytes;
+  size_t longest = 0;
+
+  explicit SortedVocab(const Tokenizer& tokenizer) {
+    for (TokenId t = 0; t < tokenizer.vocab_size(); ++t) {
+      if (tokenizer.is_special(t) || tokenizer.token_bytes(t).empty()) continue;
+      bytes.push_back(tokenizer.token_bytes(t));
+      longest = std::max(longest, bytes.back().size());
+    }
+    std::sort(bytes.begin(), bytes.end());
+  }
+
+  // Whether some token is longer than `s` and starts with it.
+  bool ProperPrefixOfAToken(std::string_view s) const {
+    auto it = std::lower_bound(bytes.begin(), bytes.end(), s);
+    for (int seen = 0; it != bytes.end() && seen < 2 && it->starts_with(s); ++it, ++seen) {
+      if (it->size() > s.size()) return true;
+    }
+    return false;
+  }
+};
+
+// One SortedVocab per live tokenizer. Entries hold the tokenizer weakly (the
+// views point into it), so none is used after its tokenizer or for another
+// tokenizer at the same address.
+std::shared_ptr<const SortedVocab> SortedVocabFor(
+    const std::shared_ptr<const Tokenizer>& tokenizer) {
+  struct Entry {
+    std::weak_ptr<const Tokenizer> tokenizer;
+    std::shared_ptr<const SortedVocab> vocab;
+  };
+  static std::mutex mu;
+  static std::map<const Tokenizer*, Entry> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(tokenizer.get());
+        it != cache.end() && it->second.tokenizer.lock() == tokenizer) {
+      return it->second.vocab;
+    }
+  }
+  auto vocab = std::make_shared<const SortedVocab>(*tokenizer);
+  std::lock_guard<std::mutex> lock(mu);
+  std::erase_if(cache, [](const auto& entry) { return entry.second.tokenizer.expired(); });
+  cache[tokenizer.get()] = Entry{tokenizer, vocab};
+  return vocab;
+}
+
+}  // namespace
+
+Healing HealPromptTail(const std::shared_ptr<const Tokenizer>& tokenizer,
+                       std::span<const TokenId> tail) {
+  const std::shared_ptr<const SortedVocab> vocab = SortedVocabFor(tokenizer);
+  Healing healing;
+  std::string bytes;
+  for (size_t k = 1; k <= tail.size(); ++k) {
+    const TokenId id = tail[tail.size() - k];
+    if (id >= tokenizer->vocab_size() || tokenizer->is_special(id)) break;
+    if (bytes.size() + tokenizer->token_bytes(id).size() >= vocab->longest) break;
+    bytes.insert(0, tokenizer->token_bytes(id));
+    if (vocab->ProperPrefixOfAToken(bytes)) {
+      healing.tokens_to_drop = static_cast<uint32_t>(k);
+      healing.removed_bytes = bytes;
+    }
   }
   return healing;
 }

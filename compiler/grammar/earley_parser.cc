@@ -67,7 +67,7 @@ void EarleyParser::BeginSet() {
     allowed_[set_index_].Clear();
   }
   accepting_.push_back(0);
-  if (grammar_->has_unique_keys()) {
+  if (grammar_->has_frames()) {
     if (frames_.size() <= set_index_) frames_.resize(set_index_ + 1);
     frames_[set_index_] = FrameState();
   }
@@ -87,30 +87,34 @@ LexemeRole EarleyParser::RoleOf(const LexemeSet& lexemes, LexemeId* key) const {
         *key = id;
         return r;
       }
-      if (r != LexemeRole::kNone) role = r;
+      if (r != LexemeRole::kNone && role != LexemeRole::kDistinctValue) role = r;
     }
   }
   return role;
 }
 
-void EarleyParser::TrackFrame(LexemeRole role, LexemeId key) {
+void EarleyParser::TrackFrame(LexemeRole role, LexemeId key, uint64_t value) {
   const FrameState& before = frames_[set_index_ - 1];
   FrameState& now = frames_[set_index_];
   switch (role) {
     case LexemeRole::kNone:
       now.open = before.open;
       now.last_key = before.last_key;
+      now.last_value = before.last_value;
       break;
     case LexemeRole::kOpenObject:
       now.open = set_index_;
       now.last_key = kNone;
+      now.last_value = kNone;
       now.parent_open = before.open;
       now.parent_last_key = before.last_key;
+      now.parent_last_value = before.last_value;
       break;
     case LexemeRole::kCloseObject:
       if (before.open != kNone) {
         now.open = frames_[before.open].parent_open;
         now.last_key = frames_[before.open].parent_last_key;
+        now.last_value = frames_[before.open].parent_last_value;
       }
       break;
     case LexemeRole::kUniqueKey:
@@ -118,8 +122,27 @@ void EarleyParser::TrackFrame(LexemeRole role, LexemeId key) {
       now.last_key = set_index_;
       now.prev_key = before.last_key;
       now.key = grammar_->unique_key_group(key);
+      now.last_value = before.last_value;
+      break;
+    case LexemeRole::kDistinctValue:
+      now.open = before.open;
+      now.last_key = before.last_key;
+      now.last_value = set_index_;
+      now.prev_value = before.last_value;
+      now.value = value;
       break;
   }
+}
+
+bool EarleyParser::FrameHasValueAt(uint32_t at, uint64_t value) const {
+  for (uint32_t k = frames_[at].last_value; k != kNone; k = frames_[k].prev_value) {
+    if (frames_[k].value == value) return true;
+  }
+  return false;
+}
+
+bool EarleyParser::FrameHasValue(uint64_t value) const {
+  return grammar_->has_distinct_values() && FrameHasValueAt(static_cast<uint32_t>(Depth()), value);
 }
 
 void EarleyParser::AddUnique(uint32_t pos, uint32_t origin) {
@@ -384,7 +407,7 @@ bool EarleyParser::Scan(LexemeId t) {
   const uint32_t begin = set_start_[set_start_.size() - 2];
   const uint32_t end = set_start_.back();
   BeginSet();
-  if (g.has_unique_keys()) TrackFrame(g.lexeme(t).flags.role, t);
+  if (g.has_frames()) TrackFrame(g.lexeme(t).flags.role, t, 0);
   for (uint32_t k = begin; k < end; ++k) {
     const Item item = items_[k];
     // Scanned items are distinct (distinct sources) and have a lexeme before
@@ -394,23 +417,36 @@ bool EarleyParser::Scan(LexemeId t) {
   return FinishSet();
 }
 
-bool EarleyParser::ScanAny(const LexemeSet& lexemes) {
-  if (!Allowed().Intersects(lexemes)) return false;
-  error_ = absl::OkStatus();
+bool EarleyParser::ScanAny(const LexemeSet& lexemes, uint64_t value) {
+  const LexemeSet* scanned = &lexemes;
   const Grammar& g = *grammar_;
+  if (g.has_distinct_values() && FrameHasValue(value)) {
+    // A repeated value: only the lexemes that are not distinct values remain.
+    if (distinct_scratch_.universe_size() != lexemes.universe_size()) {
+      distinct_scratch_ = LexemeSet(lexemes.universe_size());
+    }
+    distinct_scratch_.Clear();
+    distinct_scratch_.UnionWith(lexemes);
+    lexemes.ForEach([&](LexemeId id) {
+      if (g.is_distinct_value(id)) distinct_scratch_.Erase(id);
+    });
+    scanned = &distinct_scratch_;
+  }
+  if (!Allowed().Intersects(*scanned)) return false;
+  error_ = absl::OkStatus();
   const uint32_t begin = set_start_[set_start_.size() - 2];
   const uint32_t end = set_start_.back();
   LexemeId key = 0;
-  const LexemeRole role = g.has_unique_keys() ? RoleOf(lexemes, &key) : LexemeRole::kNone;
+  const LexemeRole role = g.has_frames() ? RoleOf(*scanned, &key) : LexemeRole::kNone;
   const size_t before = Depth();  // BeginSet may grow allowed_: index, not reference.
   BeginSet();
-  if (g.has_unique_keys()) TrackFrame(role, key);
+  if (g.has_frames()) TrackFrame(role, key, value);
   const LexemeSet& allowed = allowed_[before];
   for (uint32_t k = begin; k < end; ++k) {
     const Item item = items_[k];
     const uint32_t sym = g.pos_symbol(item.pos);
     // Only allowed lexemes: a repeated key is in the items, not in Allowed().
-    if ((sym & Symbol::kNonterminalBit) == 0 && lexemes.Contains(sym) && allowed.Contains(sym)) {
+    if ((sym & Symbol::kNonterminalBit) == 0 && scanned->Contains(sym) && allowed.Contains(sym)) {
       AddUnique(item.pos + 1, item.origin);
     }
   }
@@ -438,6 +474,14 @@ size_t EarleyParser::ByteSizeEstimate() const {
             done_head_.capacity() + done_origin_.capacity() + done_next_.capacity()) *
            sizeof(uint32_t);
   return bytes;
+}
+
+size_t EarleyParser::HeldBytesApprox() const {
+  const size_t words_per_set = (grammar_->num_lexemes() + 63) / 64;
+  return sizeof(EarleyParser) + items_.capacity() * sizeof(Item) + accepting_.capacity() +
+         allowed_.capacity() * (sizeof(LexemeSet) + words_per_set * 8) +
+         memo_.capacity() * sizeof(SetMemo) + frames_.capacity() * sizeof(FrameState) +
+         set_start_.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace maskd

@@ -55,8 +55,14 @@ class EarleyParser {
   bool Scan(LexemeId t);
   // Appends "one of `lexemes`" as a single new set: the lexer ended several
   // lexemes on the same bytes. Lexemes not in Allowed() are ignored; returns
-  // false (no change) when none is allowed or a limit is hit.
-  bool ScanAny(const LexemeSet& lexemes);
+  // false (no change) when none is allowed or a limit is hit. `value`
+  // identifies the bytes of a kDistinctValue lexeme (LexemeRole) up to its
+  // first accepting position; such lexemes are ignored when the innermost
+  // frame has had that value already.
+  bool ScanAny(const LexemeSet& lexemes, uint64_t value = 0);
+  // Whether the innermost frame has scanned a kDistinctValue lexeme with
+  // this value.
+  bool FrameHasValue(uint64_t value) const;
   // Undoes the last `n` scans; n <= Depth().
   void Pop(size_t n);
   // Number of scans since Reset().
@@ -92,6 +98,10 @@ class EarleyParser {
   size_t current_set_size() const { return items_.size() - set_start_[set_start_.size() - 2]; }
   // Approximate heap bytes held by this parser's buffers.
   size_t ByteSizeEstimate() const;
+  // The same in O(1), for charging a memory budget on every token: counts
+  // the per-set buffers by capacity (they never shrink: the high-water mark
+  // of Depth()) but not the indexes of sets looked up often.
+  size_t HeldBytesApprox() const;
 
  private:
   struct Item {
@@ -103,7 +113,7 @@ class EarleyParser {
   void BeginSet();
   // Object frames: after scanning `role` (key: the unique-key lexeme) into
   // the set being built, from the previous set's frame.
-  void TrackFrame(LexemeRole role, LexemeId key);
+  void TrackFrame(LexemeRole role, LexemeId key, uint64_t value);
   // The role a ScanAny of `lexemes` plays (a unique key wins), and its key.
   LexemeRole RoleOf(const LexemeSet& lexemes, LexemeId* key) const;
   // Runs prediction and completion to a fixpoint; on success publishes the
@@ -145,6 +155,8 @@ class EarleyParser {
   // that scanned a unique key (kNone: none yet), and per set that did, its
   // key and the frame's previous key set; per set that opened a frame, the
   // enclosing frame to return to when it closes.
+  // Distinct values chain the same way: the frame's last set that scanned
+  // one, per such set its value and the frame's previous one.
   struct FrameState {
     uint32_t open = kNone;
     uint32_t last_key = kNone;
@@ -152,7 +164,13 @@ class EarleyParser {
     uint32_t key = 0;  // Grammar::unique_key_group
     uint32_t parent_open = kNone;
     uint32_t parent_last_key = kNone;
+    uint32_t last_value = kNone;
+    uint32_t prev_value = kNone;
+    uint32_t parent_last_value = kNone;
+    uint64_t value = 0;
   };
+  // Whether frame state `at` (a set index) has seen `value`.
+  bool FrameHasValueAt(uint32_t at, uint64_t value) const;
   std::vector<FrameState> frames_;
   absl::Status error_;
 
@@ -194,6 +212,7 @@ class EarleyParser {
   };
   std::vector<SetMemo> memo_;
   std::vector<std::pair<NonterminalId, uint32_t>> index_scratch_;
+  LexemeSet distinct_scratch_{0};  // ScanAny without the repeated distinct values.
   struct LeoLink {
     NonterminalId nt;
     uint32_t set;

@@ -13,7 +13,22 @@ namespace maskd {
 LexemeId GrammarBuilder::AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags) {
   LexemeKey key{regex, flags.lazy, flags.literal, flags.role};
   auto [it, inserted] = lexeme_by_key_.try_emplace(key, static_cast<LexemeId>(lexemes_.size()));
-  if (inserted) lexemes_.push_back(LexemeInfo{std::string(name), regex, flags});
+  if (inserted) lexemes_.push_back(LexemeInfo{std::string(name), regex, flags, nullptr});
+  return it->second;
+}
+
+LexemeId GrammarBuilder::AddTokenLexeme(std::string_view name, std::vector<uint32_t> ids,
+                                        bool negated, RegexExprId nothing) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto [it, inserted] = lexeme_by_token_.try_emplace(std::make_pair(ids, negated),
+                                                     static_cast<LexemeId>(lexemes_.size()));
+  if (inserted) {
+    auto token = std::make_shared<TokenTerminal>();
+    token->ids = std::move(ids);
+    token->negated = negated;
+    lexemes_.push_back(LexemeInfo{std::string(name), nothing, LexemeFlags{}, std::move(token)});
+  }
   return it->second;
 }
 
@@ -195,6 +210,7 @@ absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
     std::vector<std::vector<LexemeId>> groups;
     for (LexemeId t = 0; t < grammar->lexemes_.size(); ++t) {
       const LexemeInfo& l = grammar->lexemes_[t];
+      if (l.flags.role == LexemeRole::kDistinctValue) grammar->has_distinct_values_ = true;
       if (l.flags.role != LexemeRole::kUniqueKey) continue;
       if (grammar->unique_key_group_.empty())
         grammar->unique_key_group_.assign(grammar->lexemes_.size(), ~0u);
@@ -395,7 +411,10 @@ std::string Grammar::DebugString() const {
   std::string out;
   for (LexemeId t = 0; t < lexemes_.size(); ++t) {
     const LexemeInfo& l = lexemes_[t];
-    absl::StrAppend(&out, "lexeme ", t, " '", l.name, "' = regex#", l.regex,
+    absl::StrAppend(&out, "lexeme ", t, " '", l.name, "' = ",
+                    l.is_token() ? absl::StrCat(l.token->negated ? "any token but " : "token ",
+                                                absl::StrJoin(l.token->ids, ","))
+                                 : absl::StrCat("regex#", l.regex),
                     l.flags.lazy ? " lazy" : "", l.flags.literal ? " literal" : "", "\n");
   }
   for (RuleId r = 0; r < rule_lhs_.size(); ++r) {

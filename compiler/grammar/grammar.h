@@ -11,12 +11,14 @@
 #ifndef MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
 #define MASKD_COMPILER_GRAMMAR_GRAMMAR_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,11 +33,17 @@ using RegexExprId = uint32_t;
 using NonterminalId = uint32_t;
 using RuleId = uint32_t;
 
-// What a lexeme means to the parser's key-uniqueness check (EarleyParser):
-// objects open and close frames, and a kUniqueKey lexeme may be scanned at
-// most once per frame (JSON objects whose declared keys come in any order,
-// each at most once: a language no small CFG has).
-enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey };
+// What a lexeme means to the parser's uniqueness checks (EarleyParser):
+// objects and arrays open and close frames, and a kUniqueKey lexeme may be
+// scanned at most once per frame (JSON objects whose declared keys come in
+// any order, each at most once: a language no small CFG has). A
+// kDistinctValue lexeme may be scanned any number of times per frame, but
+// never twice with the same bytes up to its first accepting position (JSON
+// arrays with uniqueItems over canonically spelled strings: the bytes up to
+// the closing quote are the value). The matcher refuses the byte that
+// completes a repeated value (matcher/byte_stepper.h); its lexemes must not
+// be proper prefixes of another lexeme allowed in the same place.
+enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey, kDistinctValue };
 
 struct LexemeFlags {
   // End the lexeme at its first match instead of the longest one (e.g. a
@@ -50,10 +58,27 @@ struct LexemeFlags {
   friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
 };
 
+// A token terminal: a lexeme matched by one whole token of the tokenizer
+// (e.g. a special token such as <|call|>), never by bytes. `ids` are sorted
+// and unique; negated, it matches every token not in `ids` (EOS excepted:
+// the grammar's end governs EOS). Its regex is the empty language, so the
+// lexer never produces it; the matcher's token pass does.
+struct TokenTerminal {
+  std::vector<uint32_t> ids;
+  bool negated = false;
+  bool Contains(uint32_t id) const {
+    return std::binary_search(ids.begin(), ids.end(), id) != negated;
+  }
+  friend bool operator==(const TokenTerminal&, const TokenTerminal&) = default;
+};
+
 struct LexemeInfo {
   std::string name;  // For errors and debug output.
   RegexExprId regex = 0;
   LexemeFlags flags;
+  // Set for token terminals (then `regex` is the empty language).
+  std::shared_ptr<const TokenTerminal> token;
+  bool is_token() const { return token != nullptr; }
 };
 
 // A grammar symbol: a lexeme or a nonterminal, packed in 32 bits (the top bit
@@ -96,6 +121,13 @@ class GrammarBuilder {
   // IS that lexeme (the lexer would always end both on the same bytes), so
   // its id is returned and `name` is ignored.
   LexemeId AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags = {});
+  // Adds a token terminal (`ids` need not be sorted); one with the same ids
+  // and negation IS that terminal. Its regex is `nothing` (the pool's empty
+  // language, regex::ExprSet::kNothing).
+  LexemeId AddTokenLexeme(std::string_view name, std::vector<uint32_t> ids, bool negated,
+                          RegexExprId nothing = 0);
+  // Some lexeme is a token terminal.
+  bool has_token_lexemes() const { return !lexeme_by_token_.empty(); }
   // Returns the nonterminal called `name`, creating it on first use, so front
   // ends can reference a nonterminal before defining it. A nonterminal that
   // is used but never gets a rule makes Build() fail naming it.
@@ -149,6 +181,7 @@ class GrammarBuilder {
     }
   };
   absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
+  absl::flat_hash_map<std::pair<std::vector<uint32_t>, bool>, LexemeId> lexeme_by_token_;
   std::vector<Rule> rules_;
   NonterminalId start_ = kNoStart;
 };
@@ -178,6 +211,13 @@ class Grammar {
   NonterminalId start() const { return start_; }
   // Some lexeme has LexemeRole::kUniqueKey: the parser tracks object frames.
   bool has_unique_keys() const { return !unique_key_group_.empty(); }
+  // Some lexeme has LexemeRole::kDistinctValue.
+  bool has_distinct_values() const { return has_distinct_values_; }
+  // The parser tracks frames (unique keys or distinct values).
+  bool has_frames() const { return has_unique_keys() || has_distinct_values_; }
+  bool is_distinct_value(LexemeId id) const {
+    return lexemes_[id].flags.role == LexemeRole::kDistinctValue;
+  }
   // kUniqueKey lexemes with the same name are one key (a key with and
   // without the comma before it): its group number, dense from 0.
   uint32_t unique_key_group(LexemeId id) const { return unique_key_group_[id]; }
@@ -256,6 +296,7 @@ class Grammar {
   std::vector<uint32_t> unique_key_group_;
   std::vector<uint32_t> unique_key_start_;  // Groups + 1 entries.
   std::vector<LexemeId> unique_key_lexemes_;
+  bool has_distinct_values_ = false;
 
   std::vector<NonterminalId> rule_lhs_;
   std::vector<Symbol> rhs_symbols_;       // All bodies, concatenated.

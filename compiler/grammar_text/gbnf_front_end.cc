@@ -9,6 +9,7 @@
 #include "compiler/grammar_text/lexeme_merge.h"
 #include "compiler/grammar_text/text_cursor.h"
 #include "compiler/grammar_text/text_error.h"
+#include "compiler/grammar_text/token_reference.h"
 #include "compiler/regex/expr_set.h"
 
 namespace maskd::grammar_text {
@@ -26,6 +27,7 @@ class GbnfParser {
       : cur_{text, 0},
         flavor_(flavor),
         max_nesting_(options.max_nesting),
+        tokenizer_(options.tokenizer),
         writer_(ir, text, options.max_symbols) {}
 
   absl::Status Parse(std::string_view start_name, bool start_given) {
@@ -286,13 +288,21 @@ class GbnfParser {
         if (!group.ok()) return group.status();
         element.push_back(*group);
       } else if (c == '<' || (c == '!' && cur_.peek(1) == '<')) {
-        size_t end = cur_.text.find('>', at);
-        const std::string_view token =
-            cur_.text.substr(at, end == std::string_view::npos ? 1 : end - at + 1);
-        return Error(at,
-                     absl::StrCat("token terminals such as '", std::string(token),
-                                  "' are not supported yet (the matcher works on bytes)"),
-                     absl::StatusCode::kUnimplemented);
+        if (flavor_ == GbnfFlavor::kXGrammar) {
+          size_t end = cur_.text.find('>', at);
+          const std::string_view token =
+              cur_.text.substr(at, end == std::string_view::npos ? 1 : end - at + 1);
+          return Error(at,
+                       absl::StrCat("token terminals such as '", std::string(token),
+                                    "' are llama.cpp GBNF, not XGrammar EBNF"),
+                       absl::StatusCode::kUnimplemented);
+        }
+        size_t end = at;
+        absl::StatusOr<TokenReference> ref =
+            ReadTokenReference(cur_.text, at, TokenSyntax::kGbnf, tokenizer_, &end);
+        if (!ref.ok()) return ref.status();
+        cur_.pos = end;
+        element.push_back(Symbol::Lexeme(AddTokenLexeme(writer_.ir(), *ref, cur_.text, at)));
       } else {
         break;
       }
@@ -327,6 +337,7 @@ class GbnfParser {
   GbnfFlavor flavor_;
   const int max_nesting_;
   int nesting_ = 0;  // groups open at the parse position
+  const Tokenizer* tokenizer_;
   IrWriter writer_;
 };
 

@@ -8,8 +8,9 @@
 // rules then become single lexemes where that provably changes nothing
 // (lexeme_merge.h), so strings and numbers are lexed, not parsed per byte.
 //
-// Token terminals (`<[id]>`, `<token>`, `!<...>`) and XGrammar lookahead
-// assertions `(= ...)` are refused with Unimplemented naming them.
+// Token terminals (`<[id]>`, `<token>`, `!<...>`, token_reference.h) match
+// one whole token (GBNF only: XGrammar's EBNF has none and refuses them);
+// XGrammar lookahead assertions `(= ...)` are refused with Unimplemented.
 #ifndef MASKD_COMPILER_GRAMMAR_TEXT_GBNF_FRONT_END_H_
 #define MASKD_COMPILER_GRAMMAR_TEXT_GBNF_FRONT_END_H_
 

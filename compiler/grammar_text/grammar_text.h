@@ -23,6 +23,7 @@
 #include "compiler/grammar/grammar_ir.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
+#include "compiler/tokenizer/tokenizer.h"
 
 namespace maskd::grammar_text {
 
@@ -56,6 +57,10 @@ struct GrammarTextOptions {
   // parsers recurse per level).
   int max_nesting = 128;
   JsonEmbedOptions json;
+  // The compile's tokenizer: token references by text (`<|call|>`) are
+  // looked up in it and ids checked against it. Null: only `<[id]>`
+  // references, checked when the grammar is compiled for a tokenizer.
+  const Tokenizer* tokenizer = nullptr;
 };
 
 absl::StatusOr<GrammarIr> BuildGrammarTextIr(std::string_view text, Dialect dialect,

@@ -62,8 +62,10 @@ NonterminalId ImportIr(const GrammarIr& from, std::string_view prefix, GrammarIr
   std::vector<LexemeId> lexemes(src.num_lexemes());
   for (LexemeId id = 0; id < src.num_lexemes(); ++id) {
     const LexemeInfo& info = src.lexeme(id);
-    lexemes[id] = to.builder.AddLexeme(absl::StrCat(std::string(prefix), info.name),
-                                       copier.Copy(info.regex), info.flags);
+    const std::string name = absl::StrCat(std::string(prefix), info.name);
+    lexemes[id] = info.is_token()
+                      ? to.builder.AddTokenLexeme(name, info.token->ids, info.token->negated)
+                      : to.builder.AddLexeme(name, copier.Copy(info.regex), info.flags);
   }
   std::vector<NonterminalId> nonterminals(src.num_nonterminals());
   for (NonterminalId id = 0; id < src.num_nonterminals(); ++id) {

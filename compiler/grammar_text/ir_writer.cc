@@ -118,7 +118,8 @@ absl::Status IrWriter::Finish(std::string_view start_name, bool start_given) {
 
   // Productive nonterminals (derive some string): a fixpoint over the rules.
   // A lexeme whose regex is the empty language (an embedded %json schema that
-  // no instance matches lowers to one) derives nothing either.
+  // no instance matches lowers to one) derives nothing either, unless it is a
+  // token terminal (matched by a token, not by bytes).
   std::vector<uint8_t> productive(b.num_nonterminals(), 0);
   for (bool changed = true; changed;) {
     changed = false;
@@ -126,8 +127,10 @@ absl::Status IrWriter::Finish(std::string_view start_name, bool start_given) {
       if (productive[rule.lhs]) continue;
       bool all = true;
       for (Symbol s : rule.rhs) {
-        const bool dead = s.is_nonterminal() ? !productive[s.id()]
-                                             : b.lexeme(s.id()).regex == regex::ExprSet::kNothing;
+        const bool dead = s.is_nonterminal()
+                              ? !productive[s.id()]
+                              : !b.lexeme(s.id()).is_token() &&
+                                    b.lexeme(s.id()).regex == regex::ExprSet::kNothing;
         if (dead) {
           all = false;
           break;

@@ -1,5 +1,6 @@
 #include "compiler/grammar_text/lark_front_end.h"
 
+#include <cctype>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "compiler/grammar_text/lark_common.h"
 #include "compiler/grammar_text/text_cursor.h"
 #include "compiler/grammar_text/text_error.h"
+#include "compiler/grammar_text/token_reference.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/regex/ecma_regex.h"
@@ -26,7 +28,7 @@ namespace {
 // --- Syntax tree of a definition body ---
 
 struct Expr {
-  enum Kind { kAlt, kSeq, kRepeat, kName, kString, kRegex, kRange, kJson };
+  enum Kind { kAlt, kSeq, kRepeat, kName, kString, kRegex, kRange, kJson, kToken };
   Kind kind = kSeq;
   size_t at = 0;
   std::vector<Expr> kids;
@@ -34,6 +36,7 @@ struct Expr {
   std::string flags;  // string / regex flags
   uint32_t min = 0, max = 0;
   uint32_t lo = 0, hi = 0;  // kRange code points
+  TokenReference token;     // kToken
 };
 
 Expr MakeExpr(Expr::Kind kind, size_t at) {
@@ -65,7 +68,8 @@ bool IsTerminalName(std::string_view name) {
 
 class LarkParser {
  public:
-  LarkParser(std::string_view text, int max_nesting) : cur_{text, 0}, max_nesting_(max_nesting) {}
+  LarkParser(std::string_view text, int max_nesting, const Tokenizer* tokenizer = nullptr)
+      : cur_{text, 0}, max_nesting_(max_nesting), tokenizer_(tokenizer) {}
 
   std::vector<Definition> definitions;
   std::vector<Expr> ignores;
@@ -175,8 +179,27 @@ class LarkParser {
                    absl::StatusCode::kUnimplemented);
     }
     if (cur_.peek() == '[') {
-      return Error(cur_.pos,
-                   absl::StrCat("attributes on '", std::string(name), "' are not supported"),
+      // llguidance's rule options (name[max_tokens=N, stop="...", lazy,
+      // temperature=T, capture, suffix="..."]): a token count or a sampling
+      // setting is no byte-level language, and stop/suffix/lazy change how
+      // the rule lexes; none is approximated, each is refused by its name.
+      size_t key_at = cur_.pos + 1;
+      while (key_at < cur_.text.size() && (cur_.text[key_at] == ' ' || cur_.text[key_at] == '\t')) {
+        ++key_at;
+      }
+      size_t key_end = key_at;
+      while (key_end < cur_.text.size() &&
+             (std::isalnum(static_cast<unsigned char>(cur_.text[key_end])) ||
+              cur_.text[key_end] == '_')) {
+        ++key_end;
+      }
+      const std::string key(cur_.text.substr(key_at, key_end - key_at));
+      return Error(key_at,
+                   key.empty()
+                       ? absl::StrCat("attributes on '", std::string(name), "' are not supported")
+                       : absl::StrCat("attribute '", key, "' on '", std::string(name),
+                                      "' is not supported (llguidance rule options are "
+                                      "refused, not approximated)"),
                    absl::StatusCode::kUnimplemented);
     }
     SkipInline();
@@ -527,13 +550,14 @@ class LarkParser {
       return e;
     }
     if (c == '<') {
-      size_t end = cur_.text.find('>', at);
-      const std::string_view token =
-          cur_.text.substr(at, end == std::string_view::npos ? 1 : end - at + 1);
-      return Error(at,
-                   absl::StrCat("special-token references such as '", std::string(token),
-                                "' are not supported yet (the matcher works on bytes)"),
-                   absl::StatusCode::kUnimplemented);
+      size_t end = at;
+      absl::StatusOr<TokenReference> ref =
+          ReadTokenReference(cur_.text, at, TokenSyntax::kLark, tokenizer_, &end);
+      if (!ref.ok()) return ref.status();
+      cur_.pos = end;
+      Expr e = MakeExpr(Expr::kToken, at);
+      e.token = *std::move(ref);
+      return e;
     }
     if (IsNameStart(c)) {
       Expr name = MakeExpr(Expr::kName, at);
@@ -545,6 +569,7 @@ class LarkParser {
 
   TextCursor cur_;
   const int max_nesting_;
+  const Tokenizer* tokenizer_;
 };
 
 // --- Lowering ---
@@ -747,6 +772,11 @@ class LarkLowering {
       case Expr::kJson:
         return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
                          "%json is a rule, not a terminal: use it in a lowercase rule");
+      case Expr::kToken:
+        return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
+                         absl::StrCat("the token reference '", e.token.spelling,
+                                      "' cannot be used inside a terminal (terminals are text); "
+                                      "use it in a lowercase rule"));
     }
     return absl::InternalError("unknown Lark expression");
   }
@@ -844,6 +874,11 @@ class LarkLowering {
       }
       case Expr::kJson:
         return JsonSymbol(e);
+      case Expr::kToken: {
+        const Symbol token = Symbol::Lexeme(AddTokenLexeme(ir_, e.token, text_, e.at));
+        if (!ignore_.has_value()) return SymbolSeq{token};
+        return SymbolSeq{Symbol::Nonterminal(*ignore_), token};
+      }
     }
     return absl::InternalError("unknown Lark expression");
   }
@@ -881,7 +916,7 @@ class LarkLowering {
 }  // namespace
 
 absl::StatusOr<GrammarIr> BuildLarkIr(std::string_view text, const GrammarTextOptions& options) {
-  LarkParser parser(text, options.max_nesting);
+  LarkParser parser(text, options.max_nesting, options.tokenizer);
   if (absl::Status s = parser.Parse(); !s.ok()) return s;
   GrammarIr ir;
   LarkLowering lowering(text, options, ir);

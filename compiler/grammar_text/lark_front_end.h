@@ -7,10 +7,11 @@
 // (ignored: no parse trees here), `? * + [..] ~ n ~ m..n`, "strings"i,
 // "a".."z" ranges, /regex/i (case folding of ASCII patterns), terminals built
 // from terminals, `%ignore`, `%import common.NAME` / `%import common (A, B)`,
-// `%json {schema}` (the JSON Schema front end, embedded), `%llguidance {}`.
+// `%json {schema}` (the JSON Schema front end, embedded), `%llguidance {}`,
+// token references `<|special|>`, `<[id]>`, `<[a-b,c]>` in rules (one whole
+// token each, token_reference.h; not inside terminals).
 // Refused with Unimplemented naming them: priorities, terminal attributes,
-// other regex flags, other imports and directives, special-token references
-// `<|...|>` / `<[id]>`, any `%llguidance` option.
+// other regex flags, other imports and directives, any `%llguidance` option.
 #ifndef MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_
 #define MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_
 

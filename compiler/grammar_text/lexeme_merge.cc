@@ -81,7 +81,10 @@ class Merger {
         for (size_t r : rules_of_[a]) {
           std::vector<ExprId> parts;
           for (Symbol s : b_.rules()[r].rhs) {
-            if (s.is_lexeme()) {
+            if (s.is_lexeme() && b_.lexeme(s.id()).is_token()) {
+              ok = false;  // a token terminal is matched by a token, never by bytes
+              break;
+            } else if (s.is_lexeme()) {
               parts.push_back(b_.lexeme(s.id()).regex);
             } else if (regular_[s.id()]) {
               parts.push_back(regex_[s.id()]);
@@ -110,6 +113,7 @@ class Merger {
     if (!empty.rhs.empty() || step.rhs.size() != 2) return std::nullopt;
     if (step.rhs[0] != Symbol::Nonterminal(a)) return std::nullopt;
     const Symbol x = step.rhs[1];
+    if (x.is_lexeme() && b_.lexeme(x.id()).is_token()) return std::nullopt;
     if (x.is_lexeme()) return pool_.Star(b_.lexeme(x.id()).regex);
     if (x.id() != a && regular_[x.id()]) return pool_.Star(regex_[x.id()]);
     return std::nullopt;
@@ -266,7 +270,11 @@ class Merger {
     GrammarBuilder nb;
     for (LexemeId id = 0; id < b_.num_lexemes(); ++id) {
       const LexemeInfo& info = b_.lexeme(id);
-      nb.AddLexeme(info.name, info.regex, info.flags);
+      if (info.is_token()) {
+        nb.AddTokenLexeme(info.name, info.token->ids, info.token->negated, info.regex);
+      } else {
+        nb.AddLexeme(info.name, info.regex, info.flags);
+      }
     }
     for (NonterminalId a = 0; a < b_.num_nonterminals(); ++a)
       nb.Nonterminal(b_.nonterminal_name(a));

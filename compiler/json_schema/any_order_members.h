@@ -36,6 +36,8 @@ struct AnyOrderMembersSpec {
     Symbol key;
     Symbol comma_key;
     Symbol value;
+    // Bits of the `witnesses` this member counts for (0: none).
+    uint32_t witnesses = 0;
   };
   // Members after the first start with a lexeme that is the comma AND the
   // key: a comma alone would be allowed after the last unused key is
@@ -48,6 +50,10 @@ struct AnyOrderMembersSpec {
   Symbol close = Symbol::Lexeme(0);    // "}" with its whitespace.
   Symbol nothing = Symbol::Lexeme(0);  // A symbol deriving nothing.
   uint64_t min_properties = 0;
+  // Some members must be present (complements of additionalProperties and
+  // the like): "}" only once every one of these many bits was set by an
+  // extra member carrying it.
+  uint32_t witnesses = 0;
   std::optional<uint64_t> max_properties;
   uint32_t max_states = 100'000;
   std::string name;  // Nonterminal name hint ("members/pointer").

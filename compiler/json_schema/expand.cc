@@ -3,6 +3,8 @@
 //  * not S                  -> allOf [complement of S]        (negate.cc)
 //  * if I then T else E     -> anyOf [I and T, (not I) and E]
 //  * dependentRequired k: D -> anyOf [k absent, object with k and D]
+//  * some member (K, V)     -> anyOf [declared k in K is it, another key is]
+//                              (member_witness.cc)
 //  * oneOf [B1..Bn]         -> anyOf [Bi and not Bj for every j != i whose
 //                              branch may overlap Bi] (plain anyOf when the
 //                              branches are provably disjoint)
@@ -57,6 +59,7 @@ absl::Status Normalizer::ExpandReachable() {
     seen[id] = 1;
     if (absl::Status st = Flatten(id, 0); !st.ok()) return st;
     if (absl::Status st = Expand(id, 0); !st.ok()) return st;
+    if (absl::Status st = SplitContains(id); !st.ok()) return st;
     if (s_.nodes.size() - nodes_before_expansion_ > kMaxExpansionNodes) {
       return WithJsonPointer(
           absl::ResourceExhaustedError(absl::StrCat("rewriting not/if/oneOf/anyOf needs more than ",
@@ -67,6 +70,32 @@ absl::Status Normalizer::ExpandReachable() {
     SchemaNode copy = s_.nodes[id];
     ForEachChildId(copy, [&](NodeId& child) { work.push_back(child); });
   }
+  return absl::OkStatus();
+}
+
+absl::Status Normalizer::SplitContains(NodeId id) {
+  const SchemaNode& n = s_.nodes[id];
+  if (n.contains == kNoNode || n.contains_match != kNoNode || !(n.types & kArrayType)) {
+    return absl::OkStatus();
+  }
+  const NodeId contains = n.contains, items = n.items;
+  const std::string ptr = n.pointer;
+  absl::StatusOr<NodeId> miss = Negate(contains);
+  if (!miss.ok()) {
+    if (miss.status().code() != absl::StatusCode::kUnimplemented) return miss.status();
+    SchemaNode& m = s_.nodes[id];
+    if (m.unsupported.empty()) {
+      m.unsupported = absl::StrCat("\"contains\": ", miss.status().message());
+      m.unsupported_pointer = JsonPointerOf(miss.status()).value_or("");
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<NodeId> match = Conj(items, contains, ptr);
+  if (!match.ok()) return match.status();
+  absl::StatusOr<NodeId> other = Conj(items, *miss, ptr);
+  if (!other.ok()) return other.status();
+  s_.nodes[id].contains_match = *match;
+  s_.nodes[id].contains_miss = *other;
   return absl::OkStatus();
 }
 
@@ -169,6 +198,19 @@ absl::StatusOr<bool> Normalizer::RewriteCombinators(SchemaNode* n) {
     }
     n->dependent_required.clear();
     changed = true;
+  }
+
+  // "Some member has a key in K": declared keys in K become branches of
+  // their own (member_witness.cc); lowering takes the other keys.
+  while (!n->some_members.empty()) {
+    std::vector<NodeId> branches;
+    absl::StatusOr<bool> split = SplitSomeMember(n, &branches);
+    if (!split.ok()) {
+      if (!refused(split.status(), "")) return split.status();
+      break;
+    }
+    if (!*split) break;
+    if (absl::Status st = add_any_of(std::move(branches)); !st.ok()) return st;
   }
 
   if (!n->one_of.empty()) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/any_order_members.h"
+#include "compiler/json_schema/finite_domain.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/regex/ecma_regex.h"
@@ -56,6 +57,7 @@ class Lowering {
         pool_(*ir_.pool),
         builder_(ir_.builder),
         first_nonterminal_(builder_.num_nonterminals()) {
+    for (const SchemaNode& n : schema_.nodes) array_frames_ = array_frames_ || n.unique_items;
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -173,6 +175,10 @@ class Lowering {
     LexemeRole role = LexemeRole::kNone;
     if (options_.any_order_properties && text == "{") role = LexemeRole::kOpenObject;
     if (options_.any_order_properties && text == "}") role = LexemeRole::kCloseObject;
+    // uniqueItems over finite scalar domains: every array is a frame too, so
+    // that an item value is unique per array (UniqueScalarArray).
+    if (array_frames_ && text == "[") role = LexemeRole::kOpenObject;
+    if (array_frames_ && text == "]") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
     return *Token(pool_.Literal(text), text, /*literal=*/true, role);
   }
@@ -209,7 +215,9 @@ class Lowering {
     if (!node.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", node);
     if (node.not_schema != kNoNode) return Unsupported("\"not\"", node);
     if (node.if_schema != kNoNode) return Unsupported("if/then/else", node);
-    if (node.contains != kNoNode) return Unsupported("\"contains\"", node);
+    if (node.contains != kNoNode && node.contains_match == kNoNode && (node.types & kArrayType)) {
+      return Unsupported("\"contains\"", node);
+    }
     if (!node.dependent_required.empty()) return Unsupported("\"dependentRequired\"", node);
     if (!node.one_of.empty() && !node.one_of_disjoint) {
       return Unsupported("oneOf whose branches may overlap", node);
@@ -368,34 +376,30 @@ class Lowering {
   absl::StatusOr<Symbol> Number(const SchemaNode& node) {
     const bool integers_only = !(node.types & kFractionType);
     const bool fractions_only = !(node.types & kIntegerType);
+    auto at_node = [&](const absl::Status& status) {
+      return AtNode(absl::Status(status.code(), absl::StrCat(status.message(), At(node))), node);
+    };
     absl::StatusOr<std::string> re;
-    std::optional<std::string> decimal_places;
-    if (fractions_only) {
-      if (!node.multiple_of.empty()) return Unsupported("multipleOf on non-integers", node);
-      re = NumberRangeRegex(node.minimum, node.maximum);
-    } else if (node.multiple_of.empty()) {
+    // Each multipleOf as MultipleOfRegex, intersected with the range below
+    // (unless IntegerMultipleOfRegex listed the multiples already).
+    std::vector<std::string> multiples;
+    bool multiples_listed = false;
+    if (node.multiple_of.size() == 1 && integers_only) {
+      // Listing the multiples of a bounded range (or the last digits of an
+      // unbounded one) is cheaper to compile than an intersection.
+      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
+      multiples_listed = re.ok() || re.status().code() != absl::StatusCode::kUnimplemented;
+    }
+    if (!multiples_listed) {
       re = integers_only ? IntegerRangeRegex(node.minimum, node.maximum)
                          : NumberRangeRegex(node.minimum, node.maximum);
-    } else if (node.multiple_of.size() == 1 && integers_only) {
-      re = IntegerMultipleOfRegex(node.minimum, node.maximum, node.multiple_of[0]);
-    } else if (node.multiple_of.size() == 1 && node.multiple_of[0].digits() == "1" &&
-               node.multiple_of[0].exponent() < 0) {
-      // multipleOf 10^-k: at most k decimals, intersected with the range below.
-      re = NumberRangeRegex(node.minimum, node.maximum);
-      absl::StatusOr<std::string> places =
-          DecimalPlacesRegex(static_cast<int>(-node.multiple_of[0].exponent()));
-      if (!places.ok()) {
-        return AtNode(
-            absl::Status(places.status().code(), absl::StrCat(places.status().message(), At(node))),
-            node);
+      for (const Decimal& d : node.multiple_of) {
+        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        if (!m.ok()) return at_node(m.status());
+        multiples.push_back(*std::move(m));
       }
-      decimal_places = *places;
-    } else {
-      return Unsupported(integers_only ? "several multipleOf" : "multipleOf on numbers", node);
     }
-    if (!re.ok())
-      return AtNode(absl::Status(re.status().code(), absl::StrCat(re.status().message(), At(node))),
-                    node);
+    if (!re.ok()) return at_node(re.status());
     // From draft 6 on, JSON Schema compares by value: 6.0 is an integer and
     // a multiple of 3. A writer spells an integer-valued float as `6.0` (and,
     // past 1e16, `1e+16`), so the integer digits may be followed by `.0+`.
@@ -405,15 +409,29 @@ class Lowering {
     if (float_spellings) *re = absl::StrCat("(?:", *re, ")(?:\\.0+)?");
     absl::StatusOr<ExprId> numbers = ParseRegex(*re, regex::MatchMode::kFullMatch);
     if (!numbers.ok()) return numbers.status();
-    if (float_spellings && node.multiple_of.empty()) {
+    if (float_spellings) {
       absl::StatusOr<ExprId> large = LargeIntegers(node);
       if (!large.ok()) return large.status();
+      const Decimal& d = multiples_listed ? node.multiple_of[0] : Decimal();
+      // multipleOf 1 (or 0.1, ...) admits every integer: no intersection.
+      if (multiples_listed && !(d.digits() == "1" && d.exponent() <= 0)) {
+        // The listed multiples are fixed notation: `2e+16` needs the
+        // exponent spellings of the multiples.
+        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        if (m.ok()) {
+          absl::StatusOr<ExprId> parsed = ParseRegex(*m, regex::MatchMode::kFullMatch);
+          if (!parsed.ok()) return parsed.status();
+          *large = pool_.And(*large, *parsed);
+        } else if (*large != ExprSet::kNothing) {
+          return at_node(m.status());
+        }
+      }
       *numbers = pool_.Or(*numbers, *large);
     }
-    if (decimal_places) {
-      absl::StatusOr<ExprId> places = ParseRegex(*decimal_places, regex::MatchMode::kFullMatch);
-      if (!places.ok()) return places.status();
-      *numbers = pool_.And(*numbers, *places);
+    for (const std::string& m : multiples) {
+      absl::StatusOr<ExprId> parsed = ParseRegex(m, regex::MatchMode::kFullMatch);
+      if (!parsed.ok()) return parsed.status();
+      *numbers = pool_.And(*numbers, *parsed);
     }
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
@@ -617,18 +635,210 @@ class Lowering {
   }
 
   absl::Status Array(const SchemaNode& node, NonterminalId nt) {
-    if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
-      return Unsupported("uniqueItems", node);
+    const bool unique = node.unique_items && (!node.max_items || *node.max_items > 1);
+    if (!node.some_items.empty()) {
+      if (node.contains != kNoNode) {
+        return Unsupported("\"contains\" beside the complement of items (\"not\" of items)", node);
+      }
+      if (unique)
+        return Unsupported("uniqueItems beside the complement of items (\"not\" of items)", node);
+      return ArrayWithSomeItems(node, nt);
     }
+    if (node.contains != kNoNode) return ContainsArray(node, nt);
+    if (unique) return UniqueScalarArray(node, nt);
+    return ArrayOf(
+        node, nt,
+        [&](uint64_t i) {
+          return Value(i < node.prefix_items.size() ? node.prefix_items[i] : node.items);
+        },
+        node.max_items);
+  }
+
+  // contains/minContains/maxContains: each item is either a match (items
+  // AND contains) or a miss (items AND NOT contains, normalization's
+  // contains_match/contains_miss: disjoint, so the count is exact); states
+  // count items written and matches (up to maxContains, or saturating at
+  // minContains without one).
+  absl::Status ContainsArray(const SchemaNode& node, NonterminalId nt) {
+    if (!node.prefix_items.empty()) {
+      return Unsupported("\"contains\" beside prefixItems (or array-form items)", node);
+    }
+    if (node.unique_items && (!node.max_items || *node.max_items > 1)) {
+      return Unsupported("\"contains\" beside uniqueItems", node);
+    }
+    const uint64_t min_items = node.min_items;
+    const uint64_t min_c = node.min_contains;
+    if (node.max_contains && *node.max_contains < min_c) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    const uint64_t top = node.max_contains ? *node.max_contains : min_c;
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(min_items, 1);
+    if (last == 0) {
+      if (min_c == 0)
+        Rule(nt, {Literal("["), Literal("]")});
+      else
+        Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    if ((last + 1) * (top + 1) > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat("array bounds with contains need ",
+                                                              (last + 1) * (top + 1),
+                                                              " grammar states", At(node))),
+                    node);
+    }
+    const Symbol match = Symbol::Nonterminal(Value(node.contains_match));
+    const Symbol miss = Symbol::Nonterminal(Value(node.contains_miss));
+    // state[i][c]: i items written (1..last, looping at last without
+    // maxItems), c matches among them (0..top).
+    std::vector<std::vector<NonterminalId>> state(last + 1, std::vector<NonterminalId>(top + 1));
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint64_t c = 0; c <= top; ++c) state[i][c] = builder_.FreshNonterminal("contains_items");
+    }
+    // The state after one more item, matching or not; nullopt past maxContains.
+    auto next = [&](uint64_t i, uint64_t c, bool matched) -> std::optional<NonterminalId> {
+      uint64_t c2 = c + (matched ? 1 : 0);
+      if (c2 > top) {
+        if (node.max_contains) return std::nullopt;
+        c2 = top;  // Saturated: minContains is met.
+      }
+      return state[std::min(i + 1, last)][c2];
+    };
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint64_t c = 0; c <= top; ++c) {
+        bool any = false;
+        if (i >= min_items && c >= min_c) {
+          Rule(state[i][c], {Literal("]")});
+          any = true;
+        }
+        for (bool matched : {true, false}) {
+          if (node.max_items && i >= *node.max_items) break;
+          if (std::optional<NonterminalId> to = next(i, c, matched)) {
+            Rule(state[i][c], {Literal(","), matched ? match : miss, Symbol::Nonterminal(*to)});
+            any = true;
+          }
+        }
+        // A dead end (too few matches left to reach minContains).
+        if (!any) Rule(state[i][c], {Symbol::Nonterminal(nothing_)});
+      }
+    }
+    if (min_items == 0 && min_c == 0) Rule(nt, {Literal("["), Literal("]")});
+    for (bool matched : {true, false}) {
+      const uint64_t c = matched ? 1 : 0;
+      if (c > top && node.max_contains) continue;
+      Rule(nt,
+           {Literal("["), matched ? match : miss, Symbol::Nonterminal(state[1][std::min(c, top)])});
+    }
+    return absl::OkStatus();
+  }
+
+  // uniqueItems where the items are a finite set of n scalars: each value is
+  // one lexeme with LexemeRole::kUniqueKey, which the parser admits at most
+  // once per array frame (`[` and `]` open and close frames, see Literal),
+  // and the array holds at most n items, so every frame can always be
+  // completed without a repeat (the parser's contract). Strings, numbers and
+  // objects from infinite domains would need a runtime check in the matcher:
+  // refused by name.
+  absl::Status UniqueScalarArray(const SchemaNode& node, NonterminalId nt) {
+    if (!node.prefix_items.empty()) {
+      return Unsupported("uniqueItems beside prefixItems (or array-form items)", node);
+    }
+    std::optional<std::vector<JsonValue>> domain = FiniteScalarDomain(schema_, node.items);
+    if (!domain && OpenString(node.items)) return UniqueStringArray(node, nt);
+    if (!domain) {
+      return Unsupported(
+          "uniqueItems over items that are neither a finite set of scalars (enum/const of "
+          "strings, numbers, booleans, null) nor strings without maxLength, pattern or format",
+          node);
+    }
+    uint64_t max = domain->size();
+    if (node.max_items) max = std::min<uint64_t>(max, *node.max_items);
+    if (node.min_items > max) {
+      Rule(nt, {Symbol::Nonterminal(nothing_)});
+      return absl::OkStatus();
+    }
+    const NonterminalId item = builder_.FreshNonterminal("unique_item" + node.pointer);
+    for (const JsonValue& v : *domain) {
+      absl::StatusOr<Symbol> lexeme = UniqueScalar(v);
+      if (!lexeme.ok()) return lexeme.status();
+      Rule(item, {*lexeme});
+    }
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, max);
+  }
+
+  // A string node every prefix of whose values extends to infinitely many
+  // values (no maxLength, pattern, format or enum): a repeated item can then
+  // always be avoided by writing on, so refusing only the byte that would
+  // complete a repeat keeps every mask exact.
+  bool OpenString(NodeId id) const {
+    if (id == kTrueNode || id == kFalseNode) return false;
+    const SchemaNode& n = schema_.node(id);
+    return n.types == kStringType && !n.enum_values && !n.max_length && n.patterns.empty() &&
+           n.not_patterns.empty() && !n.format && n.unsupported.empty() && n.all_of.empty() &&
+           n.any_of.empty() && n.one_of.empty() && n.not_schema == kNoNode &&
+           n.if_schema == kNoNode;
+  }
+
+  // uniqueItems over open strings: the item is one lexeme with
+  // LexemeRole::kDistinctValue, and the matcher refuses the closing quote
+  // of a string the array already holds (strings have one spelling each,
+  // json_string.h, so equal bytes are equal values).
+  absl::Status UniqueStringArray(const SchemaNode& node, NonterminalId nt) {
+    const SchemaNode& items = schema_.node(node.items);
+    absl::StatusOr<ExprId> decoded = StringLanguage(items);
+    if (!decoded.ok()) return decoded.status();
+    absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "distinct string" + items.pointer,
+                                          /*literal=*/false, LexemeRole::kDistinctValue);
+    if (!string.ok()) return string.status();
+    const NonterminalId item = builder_.FreshNonterminal("distinct_item" + node.pointer);
+    Rule(item, {*string});
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, node.max_items);
+  }
+
+  // Scalar `v` in every spelling of its value, as a unique-key lexeme named
+  // by its canonical value (the parser's key group).
+  absl::StatusOr<Symbol> UniqueScalar(const JsonValue& v) {
+    ExprId token = ExprSet::kNothing;
+    switch (v.kind()) {
+      case JsonValue::Kind::kNull:
+        token = pool_.Literal("null");
+        break;
+      case JsonValue::Kind::kBoolean:
+        token = pool_.Literal(v.boolean() ? "true" : "false");
+        break;
+      case JsonValue::Kind::kString:
+        token = pool_.Literal(JsonQuoteLiteral(v.string()));
+        break;
+      case JsonValue::Kind::kNumber: {
+        NumericBound bound{v.number(), false};
+        absl::StatusOr<std::string> re = NumberRangeRegex(bound, bound);
+        if (!re.ok()) return re.status();
+        absl::StatusOr<ExprId> parsed = ParseRegex(*re, regex::MatchMode::kFullMatch);
+        if (!parsed.ok()) return parsed.status();
+        token = *parsed;
+        break;
+      }
+      default:
+        return absl::InternalError("UniqueScalar on a non-scalar value");
+    }
+    return Token(token, "item " + v.CanonicalKey(), v.kind() != JsonValue::Kind::kNumber,
+                 LexemeRole::kUniqueKey);
+  }
+
+  // `[` items `]` with item i from item_nt(i), min_items of them at least,
+  // max of them at most (nullopt: no bound).
+  template <typename ItemNt>
+  absl::Status ArrayOf(const SchemaNode& node, NonterminalId nt, ItemNt&& item_nt,
+                       std::optional<uint64_t> max_items) {
     const uint64_t p = node.prefix_items.size();
     const uint64_t m = node.min_items;
     const uint64_t k = std::max<uint64_t>(p, m);
-    auto item = [&](uint64_t i) {
-      return Symbol::Nonterminal(Value(i < p ? node.prefix_items[i] : node.items));
-    };
+    auto item = [&](uint64_t i) { return Symbol::Nonterminal(item_nt(i)); };
     // after[i] = the rest of the array once i items are written: "]" when i
     // is enough, or "," and item i. Without maxItems the last state loops.
-    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    const uint64_t last = max_items ? *max_items : std::max<uint64_t>(k, 1);
     if (last > options_.max_nonterminals) {
       return AtNode(absl::ResourceExhaustedError(
                         absl::StrCat("array bounds need ", last, " grammar states", At(node))),
@@ -638,35 +848,147 @@ class Lowering {
     for (uint64_t i = 1; i <= last; ++i) after[i] = builder_.FreshNonterminal("items");
     for (uint64_t i = 1; i <= last; ++i) {
       if (i >= m) Rule(after[i], {Literal("]")});
-      if (!node.max_items || i < *node.max_items) {
+      if (!max_items || i < *max_items) {
         const NonterminalId next = i == last ? after[i] : after[i + 1];
         Rule(after[i], {Literal(","), item(i), Symbol::Nonterminal(next)});
       }
     }
     if (m == 0) Rule(nt, {Literal("["), Literal("]")});
-    if (!node.max_items || *node.max_items >= 1) {
+    if (!max_items || *max_items >= 1) {
       Rule(nt, {Literal("["), item(0), Symbol::Nonterminal(after[1])});
+    }
+    return absl::OkStatus();
+  }
+
+  // An array that must hold, for each some_items entry, an item at its
+  // index or later matching its value: Array's states, each also carrying
+  // the set f of entries satisfied so far ("]" needs all). An item may
+  // satisfy several entries at once (the normalizer's conjunctions).
+  absl::Status ArrayWithSomeItems(const SchemaNode& node, NonterminalId nt) {
+    const size_t w = node.some_items.size();
+    if (w > kMaxSomeMembers) {
+      return Unsupported(absl::StrCat("an array that must have ", w,
+                                      " kinds of violating items at once (complements of items; "
+                                      "at most ",
+                                      kMaxSomeMembers, ")"),
+                         node);
+    }
+    const uint64_t p = node.prefix_items.size();
+    const uint64_t m = node.min_items;
+    const uint64_t k = std::max<uint64_t>(p, m);
+    const uint64_t last = node.max_items ? *node.max_items : std::max<uint64_t>(k, 1);
+    const uint32_t flags = uint32_t{1} << w;
+    const uint32_t all = flags - 1;
+    if ((last + 1) * flags > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat(
+                        "array bounds need ", (last + 1) * flags, " grammar states", At(node))),
+                    node);
+    }
+    // The ways item i may be written: (symbol, entries it satisfies).
+    auto variants = [&](uint64_t i) -> absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> {
+      const NodeId schema = i < p ? node.prefix_items[i] : node.items;
+      std::vector<std::pair<Symbol, uint32_t>> out = {{Symbol::Nonterminal(Value(schema)), 0}};
+      uint32_t covered = 0;  // Entries whose index range includes i.
+      for (size_t j = 0; j < w; ++j) {
+        if (node.some_items[j].from <= i) covered |= uint32_t{1} << j;
+      }
+      for (uint32_t entries = 1; entries < flags; ++entries) {
+        if ((entries & covered) != entries) continue;
+        auto it =
+            std::find_if(node.some_item_values.begin(), node.some_item_values.end(),
+                         [&](const auto& v) { return v.item == schema && v.entries == entries; });
+        if (it == node.some_item_values.end()) {
+          return absl::InternalError(absl::StrCat("some_items without the conjunction for item ", i,
+                                                  At(node),
+                                                  ": an engine bug, not a property of the schema"));
+        }
+        if (it->value != kFalseNode)
+          out.push_back({Symbol::Nonterminal(Value(it->value)), entries});
+      }
+      return out;
+    };
+    // after[i * flags + f]: the rest once i items are written, entries f met.
+    std::vector<NonterminalId> after((last + 1) * flags);
+    for (uint64_t i = 1; i <= last; ++i) {
+      for (uint32_t f = 0; f < flags; ++f)
+        after[i * flags + f] = builder_.FreshNonterminal("items");
+    }
+    for (uint64_t i = 1; i <= last; ++i) {
+      if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
+      absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> item = variants(i);
+      if (!item.ok()) return item.status();
+      for (uint32_t f = 0; f < flags; ++f) {
+        const NonterminalId here = after[i * flags + f];
+        // Kept so a state with no way forward still has a rule.
+        Rule(here, {Symbol::Nonterminal(nothing_)});
+        if (i >= m && f == all) Rule(here, {Literal("]")});
+        if (node.max_items && i >= *node.max_items) continue;
+        const uint64_t next = i == last ? i : i + 1;
+        for (const auto& [symbol, entries] : *item) {
+          Rule(here,
+               {Literal(","), symbol, Symbol::Nonterminal(after[next * flags + (f | entries)])});
+        }
+      }
+    }
+    Rule(nt, {Symbol::Nonterminal(nothing_)});
+    if (m == 0 && all == 0) Rule(nt, {Literal("["), Literal("]")});
+    if (!node.max_items || *node.max_items >= 1) {
+      absl::StatusOr<std::vector<std::pair<Symbol, uint32_t>>> first = variants(0);
+      if (!first.ok()) return first.status();
+      for (const auto& [symbol, entries] : *first) {
+        Rule(nt, {Literal("["), symbol, Symbol::Nonterminal(after[1 * flags + entries])});
+      }
     }
     return absl::OkStatus();
   }
 
   // Keys (decoded) that propertyNames admits; AnyUtf8String when unconstrained.
   absl::StatusOr<ExprId> PropertyNames(const SchemaNode& node) {
-    if (node.property_names == kTrueNode) return pool_.AnyUtf8String();
-    const SchemaNode& names = schema_.node(node.property_names);
+    return KeyLanguage(node.property_names, 0);
+  }
+
+  // The decoded strings a key schema (propertyNames, a some_members key)
+  // admits: its own string constraints, within the union of its anyOf
+  // branches (normalization rewrites not/oneOf/if/then/else into anyOf of
+  // merged nodes where that is exact; what is left is refused by name).
+  absl::StatusOr<ExprId> KeyLanguage(NodeId id, int depth) {
+    if (id == kTrueNode) return pool_.AnyUtf8String();
+    if (id == kFalseNode) return ExprSet::kNothing;
+    const SchemaNode& names = schema_.node(id);
     if (!(names.types & kStringType)) return ExprSet::kNothing;
-    if (!names.any_of.empty() || !names.one_of.empty() || !names.all_of.empty() ||
-        names.not_schema != kNoNode || names.if_schema != kNoNode) {
-      return Unsupported("propertyNames with combinators", names);
+    if (!names.unsupported.empty()) {
+      absl::Status error = absl::UnimplementedError(names.unsupported);
+      if (names.unsupported_pointer.empty()) return error;
+      return WithJsonPointer(std::move(error), names.unsupported_pointer);
     }
+    if (depth > 32) return Unsupported("propertyNames nested too deeply", names);
+    if (!names.all_of.empty()) return Unsupported("allOf whose parts cannot be merged", names);
+    if (names.not_schema != kNoNode) return Unsupported("\"not\" in propertyNames", names);
+    if (names.if_schema != kNoNode) return Unsupported("if/then/else in propertyNames", names);
+    if (!names.one_of.empty() && !names.one_of_disjoint) {
+      return Unsupported("oneOf whose branches may overlap in propertyNames", names);
+    }
+    ExprId own;
     if (names.enum_values) {
       std::vector<ExprId> keys;
       for (const JsonValue& v : *names.enum_values) {
         if (v.kind() == JsonValue::Kind::kString) keys.push_back(pool_.Literal(v.string()));
       }
-      return pool_.Or(keys);
+      own = pool_.Or(keys);
+    } else {
+      absl::StatusOr<ExprId> strings = StringLanguage(names);
+      if (!strings.ok()) return strings.status();
+      own = *strings;
     }
-    return StringLanguage(names);
+    const std::vector<NodeId>& branches = names.any_of.empty() ? names.one_of : names.any_of;
+    if (branches.empty()) return own;
+    std::vector<ExprId> alternatives;
+    for (NodeId branch : branches) {
+      absl::StatusOr<ExprId> keys = KeyLanguage(branch, depth + 1);
+      if (!keys.ok()) return keys.status();
+      alternatives.push_back(*keys);
+    }
+    return pool_.And(own, pool_.Or(alternatives));
   }
 
   // DeadlineExceeded naming `node` once the time limit has passed. Checked
@@ -719,7 +1041,10 @@ class Lowering {
     for (Declared& d : declared) {
       if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
       declared_literals.push_back(pool_.Literal(d.key));
-      for (size_t i = 0; i < patterns.size(); ++i) {
+      // Normalization folds the matching patterns' schemas into the
+      // property's (properties_include_patterns); without that, a key in both
+      // would need two schemas.
+      for (size_t i = 0; i < patterns.size() && !node.properties_include_patterns; ++i) {
         if (pool_.Matches(patterns[i], d.key) && node.pattern_properties[i].second != kTrueNode &&
             node.pattern_properties[i].second != d.value) {
           return Unsupported("a property that also matches patternProperties", node);
@@ -733,8 +1058,65 @@ class Lowering {
       Symbol key;
       NodeId value;
       Symbol comma_key = Symbol::Lexeme(0);  // Any-order objects only.
+      uint32_t witnesses = 0;                // The some_members entries such a member satisfies.
     };
     std::vector<Extra> extras;
+    // some_members: one flag per entry, set by a member of another key in
+    // the entry's key language whose value matches the class's schema and
+    // the entry's (normalization splits off declared keys).
+    const size_t w = node.some_members.size();
+    if (w > kMaxSomeMembers) {
+      return Unsupported(absl::StrCat("an object that must have ", w,
+                                      " kinds of violating members at once (complements of "
+                                      "additionalProperties/patternProperties/propertyNames; at "
+                                      "most ",
+                                      kMaxSomeMembers, ")"),
+                         node);
+    }
+    std::vector<ExprId> witness_keys;
+    for (const SchemaNode::SomeMember& m : node.some_members) {
+      absl::StatusOr<ExprId> keys = KeyLanguage(m.key, 0);
+      if (!keys.ok()) return keys.status();
+      witness_keys.push_back(*keys);
+    }
+    // A class of other keys and its value schema, plus its variants for
+    // members that satisfy a set of the entries (bits) at once.
+    auto add_class = [&](ExprId keys, NodeId value) -> absl::Status {
+      for (uint32_t entries = 0; entries < (uint32_t{1} << w); ++entries) {
+        NodeId member_value = value;
+        ExprId member_keys = keys;
+        if (entries != 0) {
+          auto it = std::find_if(
+              node.some_member_values.begin(), node.some_member_values.end(),
+              [&](const auto& v) { return v.class_value == value && v.entries == entries; });
+          if (it == node.some_member_values.end()) {
+            return absl::InternalError(
+                absl::StrCat("some_members without the conjunction for a key class", At(node),
+                             ": an engine bug, not a property of the schema"));
+          }
+          member_value = it->value;
+          if (member_value == kFalseNode) continue;
+          std::vector<ExprId> parts = {keys};
+          for (size_t j = 0; j < w; ++j) {
+            if (entries & (uint32_t{1} << j)) parts.push_back(witness_keys[j]);
+          }
+          member_keys = pool_.And(parts);
+        }
+        absl::StatusOr<Symbol> key = KeyClass(member_keys, node);
+        if (!key.ok()) return key.status();
+        if (key->is_nonterminal()) continue;  // No such key.
+        Extra extra{*key, member_value};
+        extra.witnesses = entries;
+        if (options_.any_order_properties) {
+          absl::StatusOr<Symbol> comma_key = KeyClass(member_keys, node, /*after_comma=*/true);
+          if (!comma_key.ok()) return comma_key.status();
+          extra.comma_key = *comma_key;
+        }
+        extras.push_back(extra);
+      }
+      return absl::OkStatus();
+    };
+
     const ExprId not_declared = pool_.Not(pool_.Or(declared_literals));
     const ExprId base = pool_.And(std::vector<ExprId>{pool_.AnyUtf8String(), not_declared, *names});
     // Patterns with the same schema form one class (they may overlap: a key
@@ -776,24 +1158,10 @@ class Lowering {
         additional_in_a_class = true;
         keys = class_values.size() == 1 ? base : pool_.Or(keys, other_keys);
       }
-      absl::StatusOr<Symbol> key = KeyClass(keys, node);
-      if (!key.ok()) return key.status();
-      extras.push_back({*key, class_values[c]});
-      if (options_.any_order_properties) {
-        absl::StatusOr<Symbol> comma_key = KeyClass(keys, node, /*after_comma=*/true);
-        if (!comma_key.ok()) return comma_key.status();
-        extras.back().comma_key = *comma_key;
-      }
+      if (absl::Status st = add_class(keys, class_values[c]); !st.ok()) return st;
     }
     if (additional != kFalseNode && !additional_in_a_class) {
-      absl::StatusOr<Symbol> key = KeyClass(other_keys, node);
-      if (!key.ok()) return key.status();
-      extras.push_back({*key, additional});
-      if (options_.any_order_properties) {
-        absl::StatusOr<Symbol> comma_key = KeyClass(other_keys, node, /*after_comma=*/true);
-        if (!comma_key.ok()) return comma_key.status();
-        extras.back().comma_key = *comma_key;
-      }
+      if (absl::Status st = add_class(other_keys, additional); !st.ok()) return st;
     }
 
     if (options_.any_order_properties) {
@@ -804,8 +1172,9 @@ class Lowering {
       }
       for (const Extra& extra : extras) {
         members.extras.push_back(
-            {extra.key, extra.comma_key, Symbol::Nonterminal(Value(extra.value))});
+            {extra.key, extra.comma_key, Symbol::Nonterminal(Value(extra.value)), extra.witnesses});
       }
+      members.witnesses = static_cast<uint32_t>(w);
       members.close = Literal("}");
       members.nothing = Symbol::Nonterminal(nothing_);
       members.min_properties = node.min_properties;
@@ -833,51 +1202,60 @@ class Lowering {
     const bool counting = node.min_properties > 0 || node.max_properties;
     const uint64_t cap = std::max<uint64_t>(
         1, counting ? (node.max_properties ? *node.max_properties : node.min_properties) : 1);
+    // With some_members, each state also carries the set f of entries
+    // satisfied so far; "}" needs all of them.
     const uint64_t n = declared.size();
-    if (2 * (n + 1) * (cap + 1) > options_.max_nonterminals) {
-      return AtNode(
-          absl::ResourceExhaustedError(absl::StrCat("object bounds need ", 2 * (n + 1) * (cap + 1),
-                                                    " grammar states", At(node))),
-          node);
+    const uint64_t flags = uint64_t{1} << w;
+    const uint64_t all_flags = flags - 1;
+    const uint64_t per_flag = 2 * (n + 1) * (cap + 1);
+    if (per_flag * flags > options_.max_nonterminals) {
+      return AtNode(absl::ResourceExhaustedError(absl::StrCat(
+                        "object bounds need ", per_flag * flags, " grammar states", At(node))),
+                    node);
     }
     constexpr NonterminalId kUnset = ~NonterminalId{0};
-    std::vector<NonterminalId> states(2 * (n + 1) * (cap + 1), kUnset);
-    auto state = [&](bool pick, uint64_t i, uint64_t c) {
-      NonterminalId& s = states[(pick ? (n + 1) * (cap + 1) : 0) + i * (cap + 1) + c];
+    std::vector<NonterminalId> states(per_flag * flags, kUnset);
+    auto state = [&](bool pick, uint64_t i, uint64_t c, uint64_t f) {
+      NonterminalId& s =
+          states[f * per_flag + (pick ? (n + 1) * (cap + 1) : 0) + i * (cap + 1) + c];
       if (s == kUnset) s = builder_.FreshNonterminal("members");
       return Symbol::Nonterminal(s);
     };
-    auto a_state = [&](uint64_t i, uint64_t c) { return state(false, i, c); };
-    auto b_state = [&](uint64_t i, uint64_t c) { return state(true, i, c); };
+    auto a_state = [&](uint64_t i, uint64_t c, uint64_t f) { return state(false, i, c, f); };
+    auto b_state = [&](uint64_t i, uint64_t c, uint64_t f) { return state(true, i, c, f); };
     auto next_count = [&](uint64_t c) { return std::min(c + 1, cap); };
-    for (uint64_t c = 0; c <= cap; ++c) {
-      const bool room = !node.max_properties || c < *node.max_properties;
-      for (uint64_t i = 0; i <= n; ++i) {
-        if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
-        std::vector<Symbol> comma;
-        if (c > 0) comma.push_back(Literal(","));
-        const NonterminalId a = a_state(i, c).id();
-        Rule(a, {b_state(i, c)});
-        if (room) {
-          for (const Extra& extra : extras) {
-            std::vector<Symbol> rhs = comma;
-            rhs.push_back(extra.key);
-            rhs.push_back(Symbol::Nonterminal(Value(extra.value)));
-            rhs.push_back(a_state(i, next_count(c)));
-            Rule(a, std::move(rhs));
-          }
-        }
-        const NonterminalId b = b_state(i, c).id();
-        if (i == n && (!counting || c >= node.min_properties)) Rule(b, {Literal("}")});
-        if (i < n) {
+    for (uint64_t f = 0; f < flags; ++f) {
+      for (uint64_t c = 0; c <= cap; ++c) {
+        const bool room = !node.max_properties || c < *node.max_properties;
+        for (uint64_t i = 0; i <= n; ++i) {
+          if (absl::Status s = CheckDeadline(node); !s.ok()) return s;
+          std::vector<Symbol> comma;
+          if (c > 0) comma.push_back(Literal(","));
+          const NonterminalId a = a_state(i, c, f).id();
+          Rule(a, {b_state(i, c, f)});
           if (room) {
-            std::vector<Symbol> rhs = comma;
-            rhs.push_back(Key(declared[i].key));
-            rhs.push_back(Symbol::Nonterminal(Value(declared[i].value)));
-            rhs.push_back(a_state(i + 1, next_count(c)));
-            Rule(b, std::move(rhs));
+            for (const Extra& extra : extras) {
+              std::vector<Symbol> rhs = comma;
+              rhs.push_back(extra.key);
+              rhs.push_back(Symbol::Nonterminal(Value(extra.value)));
+              rhs.push_back(a_state(i, next_count(c), f | extra.witnesses));
+              Rule(a, std::move(rhs));
+            }
           }
-          if (!declared[i].required) Rule(b, {b_state(i + 1, c)});
+          const NonterminalId b = b_state(i, c, f).id();
+          if (i == n && (!counting || c >= node.min_properties) && f == all_flags) {
+            Rule(b, {Literal("}")});
+          }
+          if (i < n) {
+            if (room) {
+              std::vector<Symbol> rhs = comma;
+              rhs.push_back(Key(declared[i].key));
+              rhs.push_back(Symbol::Nonterminal(Value(declared[i].value)));
+              rhs.push_back(a_state(i + 1, next_count(c), f));
+              Rule(b, std::move(rhs));
+            }
+            if (!declared[i].required) Rule(b, {b_state(i + 1, c, f)});
+          }
         }
       }
     }
@@ -886,7 +1264,7 @@ class Lowering {
     for (NonterminalId s : states) {
       if (s != kUnset) Rule(s, {Symbol::Nonterminal(nothing_)});
     }
-    Rule(nt, {Literal("{"), a_state(0, 0)});
+    Rule(nt, {Literal("{"), a_state(0, 0, 0)});
     return absl::OkStatus();
   }
 
@@ -915,6 +1293,8 @@ class Lowering {
   absl::flat_hash_map<std::pair<std::string, regex::MatchMode>, absl::StatusOr<ExprId>> parsed_;
   GrammarBuilder& builder_;
   const size_t first_nonterminal_;
+  // Some array has uniqueItems: `[` and `]` carry frame roles (Literal).
+  bool array_frames_ = false;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;

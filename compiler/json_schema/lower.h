@@ -5,8 +5,10 @@
 //
 // What is exact: types, enum/const, strings (pattern, min/maxLength in code
 // points, the formats of json_string.h) in their canonical encoding, numbers
-// and integers with bounds (and integer multipleOf where numeric_regex.h can),
-// arrays (prefixItems, items, min/maxItems), objects in schema order (declared
+// and integers with bounds (and multipleOf where numeric_regex.h can),
+// arrays (prefixItems, items, min/maxItems, uniqueItems over finite scalar
+// domains and open strings, contains with an expressible complement),
+// objects in schema order (declared
 // properties in order, each optional unless required; other keys, checked
 // against patternProperties/additionalProperties/propertyNames, anywhere in
 // between; min/maxProperties), anyOf, oneOf with provably disjoint branches,

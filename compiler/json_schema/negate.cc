@@ -3,9 +3,11 @@
 // of "another type" and, per keyword, the instances of that keyword's type
 // that violate it (minLength n -> strings of at most n-1 code points,
 // required k -> objects without k, properties {k: S} -> objects whose k
-// matches not-S, anyOf -> allOf of complements, ...). Keywords whose
-// complement needs an existential the node table cannot state ("some item
-// violates items", "some extra key", uniqueItems, format, multipleOf) make
+// matches not-S, additionalProperties/patternProperties/propertyNames ->
+// objects with some member violating them (SchemaNode::some_members),
+// anyOf -> allOf of complements, ...). Keywords whose complement needs an
+// existential the node table cannot state ("some item violates items",
+// uniqueItems, format, multipleOf) make
 // the negation fail with Unimplemented naming the keyword, so nothing is
 // ever approximated.
 #include <string>
@@ -174,7 +176,13 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
       x.min_items = n.prefix_items.size() + 1;
       MASKD_RETURN_IF_ERROR(add(std::move(x)));
     } else if (n.items != kTrueNode) {
-      return NoComplement("items", n);  // "Some item violates it" needs `contains`.
+      // Some item after the prefix violates `items`.
+      absl::StatusOr<NodeId> other = negate(n.items);
+      if (!other.ok()) return other.status();
+      SchemaNode x = typed(kArrayType);
+      x.min_items = n.prefix_items.size() + 1;
+      x.some_items = {{n.prefix_items.size(), *other}};
+      MASKD_RETURN_IF_ERROR(add(std::move(x)));
     }
     if (n.min_items > 0) {
       SchemaNode x = typed(kArrayType);
@@ -188,11 +196,56 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
     }
     if (n.unique_items) return NoComplement("uniqueItems", n);
     if (n.contains != kNoNode) return NoComplement("contains", n);
+    if (!n.some_items.empty()) return NoComplement("an item existential", n);
   }
   if (types & kObjectType) {
-    if (!n.pattern_properties.empty()) return NoComplement("patternProperties", n);
-    if (n.additional_properties != kTrueNode) return NoComplement("additionalProperties", n);
-    if (n.property_names != kTrueNode) return NoComplement("propertyNames", n);
+    // Some member violates patternProperties, additionalProperties or
+    // propertyNames: an existential over the members (some_members). A
+    // declared key's schema already includes the patterns it matches, so
+    // its violations are the properties' below.
+    if (!n.pattern_properties.empty() && !n.properties_include_patterns) {
+      return NoComplement("patternProperties", n);
+    }
+    std::vector<JsonValue> declared;
+    for (const auto& [key, value] : n.properties) declared.push_back(JsonValue::String(key));
+    auto some_member = [&](SchemaNode key, NodeId value) -> absl::Status {
+      key.pointer = ptr;
+      key.types = kStringType;
+      key.excluded_values = declared;
+      absl::StatusOr<NodeId> key_id = AddNode(std::move(key));
+      if (!key_id.ok()) return key_id.status();
+      SchemaNode x = typed(kObjectType);
+      x.some_members = {{*key_id, value}};
+      return add(std::move(x));
+    };
+    for (const auto& [pattern, value] : n.pattern_properties) {
+      if (value == kTrueNode) continue;
+      absl::StatusOr<NodeId> other = negate(value);
+      if (!other.ok()) return other.status();
+      SchemaNode key;
+      key.patterns = {pattern};
+      MASKD_RETURN_IF_ERROR(some_member(std::move(key), *other));
+    }
+    if (n.additional_properties != kTrueNode) {
+      absl::StatusOr<NodeId> other = negate(n.additional_properties);
+      if (!other.ok()) return other.status();
+      SchemaNode key;
+      for (const auto& [pattern, value] : n.pattern_properties) key.not_patterns.push_back(pattern);
+      MASKD_RETURN_IF_ERROR(some_member(std::move(key), *other));
+    }
+    if (n.property_names != kTrueNode) {
+      // A key (declared or not) outside propertyNames.
+      absl::StatusOr<NodeId> not_names = negate(n.property_names);
+      if (!not_names.ok()) return not_names.status();
+      absl::StatusOr<NodeId> strings = AddNode(OfTypes(kStringType, ptr));
+      if (!strings.ok()) return strings.status();
+      absl::StatusOr<NodeId> keys = Conj(*not_names, *strings, ptr);
+      if (!keys.ok()) return keys.status();
+      SchemaNode x = typed(kObjectType);
+      x.some_members = {{*keys, kTrueNode}};
+      MASKD_RETURN_IF_ERROR(add(std::move(x)));
+    }
+    if (!n.some_members.empty()) return NoComplement("a member existential", n);
     for (const auto& [key, value] : n.properties) {
       if (value == kTrueNode) continue;
       absl::StatusOr<NodeId> other = negate(value);

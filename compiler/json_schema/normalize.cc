@@ -233,12 +233,18 @@ absl::Status Normalizer::Flatten(NodeId id, int depth) {
   std::vector<NodeId> pending = std::move(t.all_of);
   t.all_of.clear();
   std::vector<std::string> reasons;
+  // The node's own properties take in its own patterns first; merging keeps
+  // that true (Merge), and the last call declares required keys of parts.
+  if (absl::Status st = AbsorbPatternProperties(&t); !st.ok()) return st;
   for (NodeId b : pending) {
     if (b == kTrueNode) continue;
     if (absl::Status st = Flatten(b, depth + 1); !st.ok()) return st;
     SchemaNode branch = s_.nodes[b];
     if (absl::Status st = Merge(&t, branch, &reasons); !st.ok()) return st;
   }
+  if (absl::Status st = AbsorbPatternProperties(&t); !st.ok()) return st;
+  if (absl::Status st = PrepareSomeMembers(&t); !st.ok()) return st;
+  if (absl::Status st = PrepareSomeItems(&t); !st.ok()) return st;
   s_.nodes[id] = std::move(t);
   State(id) = 2;
   return Check(id, reasons);
@@ -358,38 +364,104 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
       has_rest = true;
     }
   }
-  // Objects: properties/patternProperties/additionalProperties merge
-  // exactly unless patterns meet a non-trivial additionalProperties.
-  const bool any_patterns = !t->pattern_properties.empty() || !b.pattern_properties.empty();
-  if (any_patterns &&
-      (t->additional_properties != kTrueNode || b.additional_properties != kTrueNode)) {
+  // Objects. Both sides' properties already include the patterns their keys
+  // match (AbsorbPatternProperties), so each key of either side gets the
+  // conjunction of both sides' schemas for it: a side's property, else its
+  // matching patterns, else its additionalProperties. Other keys: a side
+  // without patterns adds its additionalProperties to the other side's
+  // patterns (when none of its own properties match them). When both sides
+  // have patterns and one has a non-trivial additionalProperties, a key
+  // would need "matches this pattern and not that one": that part, like an
+  // undecidable pattern, stays a residual allOf entry.
+  const bool t_patterns = !t->pattern_properties.empty();
+  const bool b_patterns = !b.pattern_properties.empty();
+  bool objects_merged = false;
+  if ((!t_patterns || t->properties_include_patterns) &&
+      (!b_patterns || b.properties_include_patterns) &&
+      !(t_patterns && b_patterns &&
+        (t->additional_properties != kTrueNode || b.additional_properties != kTrueNode))) {
+    // A side's schema for `key`; nullopt when a pattern cannot be evaluated.
+    auto schema_for = [&](const SchemaNode& x,
+                          const std::string& key) -> absl::StatusOr<std::optional<NodeId>> {
+      const NodeId declared = x.PropertyNode(key);
+      if (declared != kNoNode) return std::optional<NodeId>(declared);
+      std::vector<NodeId> matching;
+      for (const auto& [pattern, value] : x.pattern_properties) {
+        absl::StatusOr<bool> m = EcmaPatternMatches(pattern, key);
+        if (!m.ok()) return std::optional<NodeId>();
+        if (*m) matching.push_back(value);
+      }
+      if (matching.empty()) return std::optional<NodeId>(x.additional_properties);
+      absl::StatusOr<NodeId> all = ConjAll(matching, ptr);
+      if (!all.ok()) return all.status();
+      return std::optional<NodeId>(*all);
+    };
+    // A side's additionalProperties goes onto the other side's patterns
+    // (below), which then also apply to the keys it declares: exact only
+    // when none of them matches those patterns.
+    auto declared_match = [](const SchemaNode& x, const SchemaNode& y) {
+      if (x.additional_properties == kTrueNode || y.pattern_properties.empty()) return false;
+      for (const auto& [key, id] : x.properties) {
+        for (const auto& [pattern, value] : y.pattern_properties) {
+          absl::StatusOr<bool> m = EcmaPatternMatches(pattern, key);
+          if (!m.ok() || *m) return true;
+        }
+      }
+      return false;
+    };
+    std::vector<std::pair<std::string, NodeId>> properties;
+    absl::flat_hash_set<std::string> seen;
+    bool decided = !declared_match(*t, b) && !declared_match(b, *t);
+    for (const std::vector<std::pair<std::string, NodeId>>* side :
+         {static_cast<const std::vector<std::pair<std::string, NodeId>>*>(&t->properties),
+          &b.properties}) {
+      for (const auto& [key, id] : *side) {
+        if (!decided) break;
+        if (!seen.insert(key).second) continue;
+        absl::StatusOr<std::optional<NodeId>> x = schema_for(*t, key);
+        if (!x.ok()) return x.status();
+        absl::StatusOr<std::optional<NodeId>> y = schema_for(b, key);
+        if (!y.ok()) return y.status();
+        if (!*x || !*y) {
+          decided = false;
+          break;
+        }
+        absl::StatusOr<NodeId> c = Conj(**x, **y, ptr);
+        if (!c.ok()) return c.status();
+        properties.emplace_back(key, *c);
+      }
+    }
+    if (decided) {
+      std::vector<std::pair<std::string, NodeId>> patterns;
+      auto add_patterns = [&](const SchemaNode& x, NodeId other_additional) -> absl::Status {
+        for (const auto& [pattern, value] : x.pattern_properties) {
+          absl::StatusOr<NodeId> c = Conj(value, other_additional, ptr);
+          if (!c.ok()) return c.status();
+          std::pair<std::string, NodeId> pp(pattern, *c);
+          if (std::find(patterns.begin(), patterns.end(), pp) == patterns.end()) {
+            patterns.push_back(std::move(pp));
+          }
+        }
+        return absl::OkStatus();
+      };
+      // With patterns on both sides, both additionalProperties are true.
+      if (absl::Status st = add_patterns(*t, b.additional_properties); !st.ok()) return st;
+      if (absl::Status st = add_patterns(b, t->additional_properties); !st.ok()) return st;
+      absl::StatusOr<NodeId> c = Conj(t->additional_properties, b.additional_properties, ptr);
+      if (!c.ok()) return c.status();
+      t->properties = std::move(properties);
+      t->pattern_properties = std::move(patterns);
+      t->additional_properties = *c;
+      t->properties_include_patterns = true;
+      objects_merged = true;
+    }
+  }
+  if (!objects_merged) {
     rest.properties = b.properties;
     rest.pattern_properties = b.pattern_properties;
     rest.additional_properties = b.additional_properties;
+    rest.properties_include_patterns = b.properties_include_patterns;
     has_rest = true;
-  } else {
-    for (auto& [key, id] : t->properties) {
-      NodeId other = b.PropertyNode(key);
-      if (other == kNoNode) other = any_patterns ? kTrueNode : b.additional_properties;
-      absl::StatusOr<NodeId> c = Conj(id, other, ptr);
-      if (!c.ok()) return c.status();
-      id = *c;
-    }
-    for (const auto& [key, id] : b.properties) {
-      if (t->PropertyNode(key) != kNoNode) continue;
-      absl::StatusOr<NodeId> c = Conj(id, any_patterns ? kTrueNode : t->additional_properties, ptr);
-      if (!c.ok()) return c.status();
-      t->properties.emplace_back(key, *c);
-    }
-    for (const auto& pp : b.pattern_properties) {
-      if (std::find(t->pattern_properties.begin(), t->pattern_properties.end(), pp) ==
-          t->pattern_properties.end()) {
-        t->pattern_properties.push_back(pp);
-      }
-    }
-    absl::StatusOr<NodeId> c = Conj(t->additional_properties, b.additional_properties, ptr);
-    if (!c.ok()) return c.status();
-    t->additional_properties = *c;
   }
   for (const std::string& r : b.required) {
     if (!t->IsRequired(r)) t->required.push_back(r);
@@ -403,6 +475,16 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
   }
   t->dependent_required.insert(t->dependent_required.end(), b.dependent_required.begin(),
                                b.dependent_required.end());
+  for (const SchemaNode::SomeItem& i : b.some_items) {
+    if (std::find(t->some_items.begin(), t->some_items.end(), i) == t->some_items.end()) {
+      t->some_items.push_back(i);
+    }
+  }
+  for (const SchemaNode::SomeMember& m : b.some_members) {
+    if (std::find(t->some_members.begin(), t->some_members.end(), m) == t->some_members.end()) {
+      t->some_members.push_back(m);
+    }
+  }
   // Combinators: one list of each kind per node.
   t->all_of.insert(t->all_of.end(), b.all_of.begin(), b.all_of.end());
   auto take_list = [&](std::vector<NodeId>* mine, const std::vector<NodeId>& theirs,

@@ -10,8 +10,8 @@
 // both), required and dependentRequired unite, items/additionalProperties/
 // propertyNames conjoin. Parts that one node cannot hold twice (two anyOf
 // lists, two `not`s, two if/then/else rules, two `contains`, two formats, or
-// patternProperties beside a non-trivial additionalProperties on either side)
-// stay in `all_of` as separate nodes, so nothing is ever approximated.
+// one side's non-trivial additionalProperties beside the other side's
+// patternProperties) stay in `all_of` as separate nodes, so nothing is ever approximated.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_NORMALIZE_H_
 #define MASKD_COMPILER_JSON_SCHEMA_NORMALIZE_H_
 

@@ -5,6 +5,12 @@
 //  * expand.cc: rewriting `not`, if/then/else, dependentRequired and oneOf
 //    into anyOf of merged nodes, and distributing a node's other constraints
 //    into its anyOf branches, so lowering only meets plain anyOf;
+//  * pattern_properties.cc: folding patternProperties into the declared
+//    properties whose keys they match;
+//  * member_witness.cc: "some member has a key in K and a value in V"
+//    (SchemaNode::some_members): declared keys split off, values per key
+//    class prepared for lowering; the same for "some item from index i on
+//    matches V" (some_items);
 //  * negate.cc: the complement of a node as new nodes (De Morgan over the
 //    keywords), where the complement is expressible.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_NORMALIZER_H_
@@ -50,6 +56,27 @@ class Normalizer {
   // records why nothing is left.
   absl::Status Check(NodeId id, std::vector<std::string> reasons);
   void PropagateEmptiness();
+
+  // ---- pattern_properties.cc ----
+  // Folds the schemas of the patterns a declared (or required) key matches
+  // into that key's property schema and sets properties_include_patterns;
+  // leaves the node as it is when a pattern cannot be evaluated.
+  absl::Status AbsorbPatternProperties(SchemaNode* t);
+
+  // ---- member_witness.cc ----
+  // Fills SomeMember::class_values of `t` for its current patternProperties
+  // and additionalProperties.
+  absl::Status PrepareSomeMembers(SchemaNode* t);
+  // Fills SomeItemValue of `t` for its current prefixItems and items.
+  absl::Status PrepareSomeItems(SchemaNode* t);
+  // Whether the decoded key `key` is a string node `key_node` admits;
+  // Unimplemented naming what cannot be decided (formats, oneOf, not).
+  absl::StatusOr<bool> KeyMatches(NodeId key_node, const std::string& key, int depth);
+  // The first some_members entry whose key language admits a declared key of
+  // `n` (properties or required), rewritten into the branches "this declared
+  // key is the member" and "another key is" (appended to `branches`) and
+  // removed from `n`; false when no entry needs it.
+  absl::StatusOr<bool> SplitSomeMember(SchemaNode* n, std::vector<NodeId>* branches);
   void MarkDisjointOneOfs();
 
   // ---- expand.cc ----
@@ -60,6 +87,9 @@ class Normalizer {
   // true when something was added to its all_of.
   absl::StatusOr<bool> RewriteCombinators(SchemaNode* n);
   absl::Status Distribute(NodeId id, int depth);
+  // Sets contains_match/contains_miss of node `id` where its `contains` has
+  // a complement (else lowering refuses `contains` with the reason).
+  absl::Status SplitContains(NodeId id);
 
   // ---- negate.cc ----
   // A node matching exactly the instances `id` does not match; Unimplemented

@@ -506,4 +506,135 @@ std::string LargeIntegerExponentRegex() {
   return "(?:" + re + ")";
 }
 
+namespace {
+
+// The smallest n with modulus | 10^n (n <= max_n), or -1.
+int PowerOfTenMultiple(uint64_t modulus, int max_n) {
+  uint64_t power = 1;
+  for (int n = 0; n <= max_n; ++n) {
+    if (power % modulus == 0) return n;
+    if (power > UINT64_MAX / 10) return -1;
+    power *= 10;
+  }
+  return -1;
+}
+
+// The n-digit (zero-padded) multiples of `modulus` below 10^n.
+std::vector<std::string> Blocks(uint64_t modulus, int n) {
+  if (n == 0) return {""};
+  uint64_t power = 1;
+  for (int i = 0; i < n; ++i) power *= 10;
+  std::vector<std::string> out;
+  for (uint64_t v = 0; v < power; v += modulus) {
+    std::string block = std::to_string(v);
+    block.insert(0, static_cast<size_t>(n) - block.size(), '0');
+    out.push_back(block);
+  }
+  return out;
+}
+
+// Exponent spellings (no sign) of integers >= 10^kLargeIntegerExponent that
+// are multiples of `modulus`, where modulus | 10^n: a normalized mantissa
+// with t fraction digits and exponent e >= max(t, 16) spells an integer
+// ending in exactly e - t zeros; at least n zeros make it a multiple, fewer
+// leave the mantissa's last digits to decide (its last significant digits
+// followed by those zeros must end a multiple's n-digit block).
+absl::StatusOr<std::string> LargeIntegerMultipleRegex(uint64_t modulus, int n) {
+  std::vector<std::string> alternatives;
+  const std::vector<std::string> blocks = Blocks(modulus, n);
+  for (int t = 0; t <= kMaxNonIntegerExponent; ++t) {
+    const std::string any_mantissa =
+        t == 0 ? "[1-9](?:\\.0+)?" : "[1-9]\\.[0-9]{" + std::to_string(t - 1) + "}[1-9]0*";
+    absl::StatusOr<std::string> many_zeros =
+        ExponentAtLeast(std::max(kLargeIntegerExponent, t + n));
+    if (!many_zeros.ok()) return many_zeros.status();
+    alternatives.push_back(any_mantissa + "[eE]" + *many_zeros);
+    for (const std::string& b : blocks) {
+      const size_t last = b.find_last_not_of('0');
+      if (last == std::string::npos) continue;  // All zeros: the case above.
+      const int zeros = n - 1 - static_cast<int>(last);
+      const int e = t + zeros;
+      if (e < kLargeIntegerExponent) continue;
+      const std::string digits = b.substr(0, last + 1);  // Ends nonzero.
+      const int len = static_cast<int>(digits.size());
+      std::string mantissa;
+      if (t == 0) {
+        if (len != 1) continue;
+        mantissa = digits + "(?:\\.0+)?";
+      } else if (len <= t) {
+        mantissa = "[1-9]\\.[0-9]{" + std::to_string(t - len) + "}" + digits + "0*";
+      } else if (len == t + 1 && digits[0] != '0') {
+        mantissa = digits.substr(0, 1) + "\\." + digits.substr(1) + "0*";
+      } else {
+        continue;  // More block digits than significant ones: never >= 1e16.
+      }
+      alternatives.push_back(mantissa + "[eE]\\+?0*" + std::to_string(e));
+    }
+  }
+  return *Union(alternatives);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> MultipleOfRegex(const Decimal& multiple_of) {
+  if (multiple_of.negative() || multiple_of.is_zero()) {
+    return absl::InvalidArgumentError("multipleOf must be positive");
+  }
+  auto unimplemented = [&](const char* why) {
+    return absl::UnimplementedError(absl::StrCat("multipleOf ", multiple_of.ToString(),
+                                                 " has no practical exact regex (", why, ")"));
+  };
+  // d = a * 10^exponent; x is a multiple iff N = x * 10^s is an integer that
+  // A divides, with s = max(0, -exponent) and A = a * 10^max(0, exponent).
+  if (static_cast<int>(multiple_of.digits().size()) > kMaxModulusDigits ||
+      multiple_of.exponent() > 6 || multiple_of.exponent() < -kMaxModulusDigits) {
+    return unimplemented("too many digits");
+  }
+  uint64_t a = 0;
+  for (char c : multiple_of.digits()) a = a * 10 + static_cast<uint64_t>(c - '0');
+  const int s = multiple_of.exponent() < 0 ? static_cast<int>(-multiple_of.exponent()) : 0;
+  for (int64_t i = 0; i < multiple_of.exponent(); ++i) a *= 10;
+  if (a == 1 && s > 0) return DecimalPlacesRegex(s);  // 10^-s, exponents included.
+  if (s > 4 && a != 1) {
+    // Multiples below 1e-4 are written in exponent notation (5e-05).
+    return unimplemented("a non-power-of-ten divisor below 1e-4");
+  }
+  // Divisibility by A is decided by N's last n digits when A | 10^n.
+  int n = PowerOfTenMultiple(a, 9);
+  if (n < 0) return unimplemented("it divides no power of ten: 3, 7, 1.5 are not supported");
+  n = std::max(n, s);
+  uint64_t power = 1;
+  for (int i = 0; i < n; ++i) power *= 10;
+  if (power / a > 1000) return unimplemented("more than 1000 residues");
+  // Fixed notation: the integer part ends with the block's first n - s
+  // digits (zero-padded on the left), the fraction padded to s digits is
+  // the block's last s digits, any further fraction digits are zeros.
+  std::vector<std::string> fixed;
+  for (const std::string& b : Blocks(a, n)) {
+    const std::string tail = b.substr(0, static_cast<size_t>(n - s));
+    const std::string fraction = b.substr(static_cast<size_t>(n - s));
+    std::string integer = "(?:0|[1-9][0-9]*)";
+    if (!tail.empty()) {
+      const size_t first = tail.find_first_not_of('0');
+      const std::string stripped = first == std::string::npos ? "0" : tail.substr(first);
+      integer = "(?:" + stripped + "|[1-9][0-9]*" + tail + ")";
+    }
+    const size_t last = fraction.find_last_not_of('0');
+    const std::string frac =
+        last == std::string::npos ? "(?:\\.0+)?" : "\\." + fraction.substr(0, last + 1) + "0*";
+    fixed.push_back(integer + frac);
+  }
+  // Exponent notation for magnitudes >= 1e16, which are integers there: a
+  // multiple of d iff a multiple of A / gcd(A, 10^s).
+  uint64_t modulus = a;
+  for (int i = 0; i < s; ++i) {
+    if (modulus % 2 == 0) modulus /= 2;
+    if (modulus % 5 == 0) modulus /= 5;
+  }
+  absl::StatusOr<std::string> large =
+      LargeIntegerMultipleRegex(modulus, std::max(PowerOfTenMultiple(modulus, 9), 0));
+  if (!large.ok()) return large.status();
+  return "-?(?:" + *Union(fixed) + "|0(?:\\.0+)?[eE][+-]?[0-9]+|" + *large + ")";
+}
+
 }  // namespace maskd::json_schema

@@ -88,6 +88,19 @@ std::string LargeIntegerExponentRegex();
 // InvalidArgument for places outside 1..1000.
 absl::StatusOr<std::string> DecimalPlacesRegex(int places);
 
+// The NumberRangeRegex spellings of the multiples of any positive decimal d
+// (2.5, 0.25, 20, 0.01; intersect with a range regex for bounds): fixed
+// notation whose value times 10^s (s = d's decimals) is an integer multiple
+// of A = d * 10^s, and exponent notation for integers of magnitude >= 1e16
+// (as LargeIntegerExponentRegex) that are multiples of d, plus zero. Exact
+// where A divides a power of ten 10^n with at most 1000 n-digit residues;
+// Unimplemented naming multipleOf otherwise (3, 7, 1.5, 13.5), and for
+// divisors below 1e-4 that are not powers of ten (their small multiples are
+// written in exponent notation). Exponent spellings of values below 1e16
+// are left out, as json.dumps writes them in fixed notation (and values
+// below 1e-4 are multiples only of divisors that small).
+absl::StatusOr<std::string> MultipleOfRegex(const Decimal& multiple_of);
+
 }  // namespace maskd::json_schema
 
 #endif  // MASKD_COMPILER_JSON_SCHEMA_NUMERIC_REGEX_H_

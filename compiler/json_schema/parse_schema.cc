@@ -88,7 +88,7 @@ const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
       {"contentSchema", KeywordClass::kAnnotation},
       // Validation keywords we cannot honour: ignoring them would widen.
       {"unevaluatedProperties", KeywordClass::kUnsupported},
-      {"unevaluatedItems", KeywordClass::kUnsupported},
+      {"unevaluatedItems", KeywordClass::kHandled},
       {"$dynamicRef", KeywordClass::kUnsupported},
       {"$recursiveRef", KeywordClass::kUnsupported},
   };
@@ -241,6 +241,31 @@ class Parser {
   absl::Status Fill(const Pending& p);
   absl::Status Keyword(std::string_view key, element v, const std::string& ptr, SchemaNode* node);
 
+  // unevaluatedItems where the schema object alone decides which items are
+  // evaluated: none of its in-place applicators can evaluate items.
+  absl::Status UnevaluatedItems(simdjson::dom::object obj, const std::string& ptr,
+                                SchemaNode* node) {
+    for (const char* applicator : {"allOf", "anyOf", "oneOf", "if", "then", "else", "$ref",
+                                   "$dynamicRef", "$recursiveRef", "contains"}) {
+      if (obj[applicator].error() == simdjson::SUCCESS) {
+        const std::string at = Child(ptr, "unevaluatedItems");
+        return WithJsonPointer(
+            absl::UnimplementedError(absl::StrCat(
+                "\"unevaluatedItems\" beside \"", applicator,
+                "\" (items evaluated by in-place applicators are not resolved) at ", at)),
+            at);
+      }
+    }
+    // `items` (or a tuple with additionalItems) evaluates every item.
+    if (bounds_.items_schema || (bounds_.items_is_list && bounds_.additional_items)) {
+      return absl::OkStatus();
+    }
+    absl::StatusOr<NodeId> id = NodeFor(*bounds_.unevaluated_items, Child(ptr, "unevaluatedItems"));
+    if (!id.ok()) return id.status();
+    node->items = *id;  // The items after prefixItems.
+    return absl::OkStatus();
+  }
+
   absl::Status Malformed(const std::string& ptr, std::string_view key, std::string_view what) {
     const std::string at = Child(ptr, key);
     return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat("\"", AsString(key), "\" ",
@@ -276,6 +301,8 @@ class Parser {
     std::optional<Decimal> minimum, maximum, exclusive_minimum, exclusive_maximum;
     bool minimum_is_exclusive = false, maximum_is_exclusive = false;
     bool items_is_list = false;
+    bool items_schema = false;  // `items` as one schema: every item is evaluated.
+    std::optional<element> unevaluated_items;
     std::optional<element> additional_items;
     std::optional<std::vector<JsonValue>> enum_values;
     std::optional<JsonValue> const_value;
@@ -292,16 +319,17 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
   simdjson::dom::object obj(e);
   std::string new_base = base;
   std::string_view id;
-  bool has_id = obj["$id"].get(id) == simdjson::SUCCESS;
-  if (!has_id && schema_.draft == Draft::kDraft4) has_id = obj["id"].get(id) == simdjson::SUCCESS;
-  if (has_id && schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS) {
-    // Before 2019-09 every keyword beside $ref is ignored, $id included: it
-    // neither changes the base URI (the $ref resolves against the enclosing
-    // one) nor names a resource.
-    has_id = false;
-  }
+  // Draft 4 spells the keyword `id`; there `$id` is an unknown keyword and
+  // names nothing (and from draft 6 on `id` is the unknown one).
+  const bool has_id =
+      obj[schema_.draft == Draft::kDraft4 ? "id" : "$id"].get(id) == simdjson::SUCCESS;
+  // Before 2019-09 every keyword beside $ref is ignored, $id included: it
+  // neither changes the base URI (the $ref resolves against the enclosing
+  // one) nor names a resource.
+  const bool id_counts =
+      has_id && !(schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS);
   std::string base_no_fragment, unused;
-  if (has_id) {
+  if (id_counts) {
     std::string resolved = ResolveUri(base, id);
     std::string fragment;
     SplitFragment(resolved, &base_no_fragment, &fragment);
@@ -519,6 +547,9 @@ absl::Status Parser::Fill(const Pending& p) {
     if (!id.ok()) return id.status();
     node.items = *id;
   }
+  if (bounds_.unevaluated_items) {
+    if (absl::Status st = UnevaluatedItems(obj, p.pointer, &node); !st.ok()) return st;
+  }
   if (bounds_.enum_values || bounds_.const_value) {
     std::vector<JsonValue> values;
     if (bounds_.enum_values) values = *bounds_.enum_values;
@@ -692,6 +723,15 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   }
   if (key == "items") {
     if (v.type() == element_type::ARRAY) {  // Before 2020-12: prefixItems.
+      // 2020-12 made `items` one schema (the list is prefixItems): a schema
+      // declaring 2020-12 with a list is invalid, not a tuple. Without a
+      // `$schema` the list keeps its draft-7 meaning (how such schemas are
+      // written).
+      if (draft_declared_ && schema_.draft == Draft::kDraft2020_12) {
+        return Malformed(ptr, key,
+                         "must be a schema under draft 2020-12 (a list of schemas is "
+                         "\"prefixItems\" there)");
+      }
       absl::StatusOr<std::vector<NodeId>> list = SchemaList(v, ptr, key);
       if (!list.ok() && simdjson::dom::array(v).size() == 0) list = std::vector<NodeId>();
       if (!list.ok()) return list.status();
@@ -702,6 +742,11 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     absl::StatusOr<NodeId> id = schema_at(v, here);
     if (!id.ok()) return id.status();
     node->items = *id;
+    bounds_.items_schema = true;
+    return absl::OkStatus();
+  }
+  if (key == "unevaluatedItems") {
+    bounds_.unevaluated_items = v;
     return absl::OkStatus();
   }
   if (key == "prefixItems") {

@@ -55,7 +55,7 @@ bool SchemaNode::HasOwnConstraints() const {
          max_items || unique_items || contains != kNoNode || !properties.empty() ||
          !required.empty() || !pattern_properties.empty() || additional_properties != kTrueNode ||
          property_names != kTrueNode || min_properties > 0 || max_properties ||
-         !dependent_required.empty();
+         !dependent_required.empty() || !some_members.empty() || !some_items.empty();
 }
 
 bool SchemaNode::IsRequired(std::string_view key) const {

@@ -46,6 +46,10 @@ inline constexpr TypeSet kObjectType = 1 << 6;
 inline constexpr TypeSet kNumberTypes = kIntegerType | kFractionType;
 inline constexpr TypeSet kAllTypes = 0x7f;
 
+// SchemaNode::some_members entries one object may have to satisfy at once:
+// each doubles the object's member states (lowering refuses more).
+inline constexpr size_t kMaxSomeMembers = 4;
+
 // "null, boolean, integer, ..." for messages.
 std::string TypeSetToString(TypeSet types);
 // The type bits a JSON value belongs to (a number: kIntegerType or kFractionType).
@@ -96,6 +100,28 @@ struct SchemaNode {
   NodeId contains = kNoNode;
   uint64_t min_contains = 1;
   std::optional<uint64_t> max_contains;
+  // Set by normalization where `contains` has an expressible complement:
+  // items AND contains, items AND NOT contains (what lowering counts).
+  NodeId contains_match = kNoNode;
+  NodeId contains_miss = kNoNode;
+  // Each entry: at least one item at index `from` or later matches `value`
+  // (the complement of `items` after prefixItems: "some item violates it";
+  // negate.cc). `from` never exceeds prefix_items.size() (merging only
+  // lengthens the prefix).
+  struct SomeItem {
+    uint64_t from = 0;
+    NodeId value = kTrueNode;
+    bool operator==(const SomeItem& o) const { return from == o.from && value == o.value; }
+  };
+  std::vector<SomeItem> some_items;
+  // For lowering, as some_member_values: per item schema at an index some
+  // entry covers and per non-empty set of entries, their conjunction.
+  struct SomeItemValue {
+    NodeId item = kTrueNode;
+    uint32_t entries = 0;
+    NodeId value = kTrueNode;
+  };
+  std::vector<SomeItemValue> some_item_values;
 
   // Objects. A member whose key is in `properties` matches that schema; every
   // member whose key matches a pattern matches that pattern's schema; members
@@ -103,12 +129,39 @@ struct SchemaNode {
   std::vector<std::pair<std::string, NodeId>> properties;  // Schema order.
   std::vector<std::string> required;                       // No duplicates.
   std::vector<std::pair<std::string, NodeId>> pattern_properties;
+  // True when every declared property's schema already includes the schemas
+  // of the patternProperties its key matches, and every required key that
+  // matches a pattern is declared (Normalizer::AbsorbPatternProperties): a
+  // declared key then has exactly one schema, its property's.
+  bool properties_include_patterns = false;
   NodeId additional_properties = kTrueNode;
   NodeId property_names = kTrueNode;  // Applied to keys as JSON strings.
   uint64_t min_properties = 0;
   std::optional<uint64_t> max_properties;
   // If the key is present, these keys must be present too.
   std::vector<std::pair<std::string, std::vector<std::string>>> dependent_required;
+  // Each entry: at least one member whose key (as a JSON string) matches
+  // `key` and whose value matches `value`. What the complements of
+  // additionalProperties, patternProperties and propertyNames need ("some
+  // member violates them"; negate.cc). Expansion splits off the declared
+  // keys `key` admits (member_witness.cc), so lowering meets only entries
+  // whose keys are other keys.
+  struct SomeMember {
+    NodeId key = kTrueNode;
+    NodeId value = kTrueNode;
+    bool operator==(const SomeMember& o) const { return key == o.key && value == o.value; }
+  };
+  std::vector<SomeMember> some_members;
+  // For lowering: one other key's member may satisfy several entries at
+  // once. For each schema other keys may have here (a pattern's or
+  // additionalProperties') and each non-empty set of entries (bits), the
+  // conjunction of that schema with the entries' values.
+  struct SomeMemberValue {
+    NodeId class_value = kTrueNode;
+    uint32_t entries = 0;
+    NodeId value = kTrueNode;
+  };
+  std::vector<SomeMemberValue> some_member_values;
 
   // Combinators.
   std::vector<NodeId> all_of;
@@ -147,10 +200,25 @@ void ForEachChildId(SchemaNode& node, Fn&& fn) {
   for (NodeId& id : node.prefix_items) one(id);
   one(node.items);
   one(node.contains);
+  one(node.contains_match);
+  one(node.contains_miss);
+  for (SchemaNode::SomeItem& i : node.some_items) one(i.value);
+  for (SchemaNode::SomeItemValue& v : node.some_item_values) {
+    one(v.item);
+    one(v.value);
+  }
   for (auto& [key, id] : node.properties) one(id);
   for (auto& [key, id] : node.pattern_properties) one(id);
   one(node.additional_properties);
   one(node.property_names);
+  for (SchemaNode::SomeMember& m : node.some_members) {
+    one(m.key);
+    one(m.value);
+  }
+  for (SchemaNode::SomeMemberValue& v : node.some_member_values) {
+    one(v.class_value);
+    one(v.value);
+  }
   for (NodeId& id : node.all_of) one(id);
   for (NodeId& id : node.any_of) one(id);
   for (NodeId& id : node.one_of) one(id);

@@ -18,6 +18,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
           absl::StrCat("lexeme ", (*grammar)->lexeme(id).name, " matches the empty string"));
     }
   }
+  absl::StatusOr<TokenTerminals> token_terminals = TokenTerminals::Build(**grammar, *tokenizer);
+  if (!token_terminals.ok()) return token_terminals.status();
   absl::StatusOr<std::shared_ptr<const VocabIndex>> vocab = VocabIndex::For(std::move(tokenizer));
   if (!vocab.ok()) return vocab.status();
 
@@ -25,6 +27,9 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   g->grammar_ = *std::move(grammar);
   g->vocab_ = *std::move(vocab);
   g->pool_ = std::move(ir.pool);
+  g->token_terminals_ = *std::move(token_terminals);
+  g->fixed_bytes_ = sizeof(CompiledGrammarImpl) + g->grammar_->ByteSizeEstimate() +
+                    g->token_terminals_.ByteSizeEstimate();
   // Declared after g: cleared before a failed g frees the pool.
   regex::ExprSet::ScopedInterrupt interrupt(g->pool_.get(), limits.cancelled, limits.deadline);
   regex::LazyDfa::Options dfa_options;
@@ -49,7 +54,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return sizeof(*this) + grammar_->ByteSizeEstimate() + dfa_->MemoryBytes() + mask_cache_->bytes();
+  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes();
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {

@@ -18,6 +18,7 @@
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
+#include "compiler/matcher/token_terminals.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/regex/lazy_dfa.h"
 
@@ -57,6 +58,8 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }
   const VocabIndex& vocab() const { return *vocab_; }
   const regex::LazyDfa& dfa() const { return *dfa_; }
+  // The grammar's token terminals in this tokenizer (empty for most grammars).
+  const TokenTerminals& token_terminals() const { return token_terminals_; }
 
   // The lexer state that starts a lexeme from `allowed` (memoized).
   regex::StateId LexerStart(const LexemeSet& allowed) const;
@@ -66,11 +69,15 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   CompiledGrammarImpl() = default;
 
   CompileStats stats_;
+  // sizeof(*this) and the grammar's estimate, which never change: measured
+  // once so SizeBytes() stays cheap (the service measures on every step).
+  size_t fixed_bytes_ = 0;
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const VocabIndex> vocab_;
   std::unique_ptr<regex::ExprSet> pool_;
   std::unique_ptr<regex::LazyDfa> dfa_;
   std::unique_ptr<MaskCache> mask_cache_;
+  TokenTerminals token_terminals_;
 
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's
   // uninstrumented Abseil.

@@ -1,6 +1,7 @@
 #include "compiler/matcher/mask_cache.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <string>
 
@@ -142,7 +143,7 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
   // the lexeme) and of whether the lexeme may end here: states that differ
   // only where no token reaches (positions of a counted string) get the
   // same child walks, and so the same walk without merging them again.
-  std::vector<std::pair<uint32_t, std::shared_ptr<const MaskWalk>>> parts;
+  Parts parts;
   regex::Fingerprint key{0x4173736D626C6564ull, may_end_here ? 1u : 2u};  // "Assmbled"
   key.Fold(node);
   // Steps from the state clamped to the subtree's horizon: the same walks
@@ -162,15 +163,16 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
     return known;
   }
   auto walk = std::make_shared<MaskWalk>();
+  const bool patched = PatchInsideFromRecent(node, parts, vocab.mask_words(), *walk);
   InsideSet inside(vocab.mask_words());
-  trie.ForEachToken(node, [&](TokenId t) { inside.Add(t); });
+  if (!patched) trie.ForEachToken(node, [&](TokenId t) { inside.Add(t); });
   std::vector<uint32_t> ending_here;  // children whose byte ends the lexeme
   for (const auto& [child, below] : parts) {
     if (below == nullptr) {
       if (may_end_here) ending_here.push_back(child);
       continue;
     }
-    inside.AddWalk(*below);
+    if (!patched) inside.AddWalk(*below);
     // The child's prefixes start after its byte.
     const std::string byte(1, static_cast<char>(trie.byte(child)));
     for (const MaskWalk::Boundary& b : below->boundaries) {
@@ -178,8 +180,94 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
     }
   }
   if (!ending_here.empty()) walk->boundaries.push_back({"", std::move(ending_here)});
-  inside.MoveInto(*walk);
-  return vocab.mask_store().Insert(assembled_key, std::move(walk));
+  if (!patched) inside.MoveInto(*walk);
+  std::shared_ptr<const MaskWalk> stored =
+      vocab.mask_store().Insert(assembled_key, std::move(walk));
+  RememberAssembled(node, parts, stored);
+  return stored;
+}
+
+namespace {
+
+// What merging a part's inside tokens costs: one step per id, or per word.
+size_t MergeCost(const MaskWalk* part) {
+  if (part == nullptr) return 0;
+  return part->inside_words.empty() ? part->inside_ids.size() : part->inside_words.size();
+}
+
+void SetInside(const MaskWalk& part, std::vector<uint32_t>& words) {
+  for (TokenId t : part.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
+  for (size_t w = 0; w < part.inside_words.size(); ++w) words[w] |= part.inside_words[w];
+}
+
+void ClearInside(const MaskWalk& part, std::vector<uint32_t>& words) {
+  for (TokenId t : part.inside_ids) words[t >> 5] &= ~(uint32_t{1} << (t & 31));
+  for (size_t w = 0; w < part.inside_words.size(); ++w) words[w] &= ~part.inside_words[w];
+}
+
+}  // namespace
+
+bool MaskCache::PatchInsideFromRecent(uint32_t node, const Parts& parts, size_t mask_words,
+                                      MaskWalk& walk) const {
+  size_t merge_cost = 0;
+  for (const auto& part : parts) merge_cost += MergeCost(part.second.get());
+  // Cheap merges are not worth a search.
+  if (merge_cost < 4 * mask_words) return false;
+  std::shared_ptr<const MaskWalk> best;
+  const Parts* best_parts = nullptr;
+  size_t best_cost = merge_cost;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Assembled& a : recent_) {
+    // Dense walks only: the patch is a copy of the bitmask plus the
+    // differing parts (the tokens of `node` itself are the same).
+    if (a.node != node || a.walk->inside_words.empty() || a.parts.size() != parts.size()) continue;
+    size_t cost = mask_words;
+    for (size_t i = 0; i < parts.size() && cost < best_cost; ++i) {
+      if (a.parts[i].second == parts[i].second) continue;
+      cost += MergeCost(a.parts[i].second.get()) + MergeCost(parts[i].second.get());
+    }
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = a.walk;
+      best_parts = &a.parts;
+    }
+  }
+  if (best == nullptr) return false;
+  // The children's subtrees hold disjoint tokens: removing a part's inside
+  // tokens removes exactly what that child contributed.
+  std::vector<uint32_t> words = best->inside_words;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::shared_ptr<const MaskWalk>& old_part = (*best_parts)[i].second;
+    if (old_part == parts[i].second) continue;
+    if (old_part != nullptr) ClearInside(*old_part, words);
+    if (parts[i].second != nullptr) SetInside(*parts[i].second, words);
+  }
+  // The same form InsideSet gives: ids while fewer than the bitmask's words.
+  size_t count = 0;
+  for (uint32_t w : words) count += static_cast<size_t>(std::popcount(w));
+  if (count >= mask_words) {
+    walk.inside_words = std::move(words);
+  } else {
+    for (size_t w = 0; w < words.size(); ++w) {
+      for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
+        walk.inside_ids.push_back(static_cast<TokenId>(w * 32 + std::countr_zero(bits)));
+      }
+    }
+  }
+  return true;
+}
+
+void MaskCache::RememberAssembled(uint32_t node, const Parts& parts,
+                                  std::shared_ptr<const MaskWalk> walk) const {
+  if (walk->inside_words.empty()) return;  // only dense walks are patched from
+  std::lock_guard<std::mutex> lock(mu_);
+  Assembled a{node, parts, std::move(walk)};
+  if (recent_.size() < kRecentAssembled) {
+    recent_.push_back(std::move(a));
+  } else {
+    recent_[recent_next_] = std::move(a);
+    recent_next_ = (recent_next_ + 1) % kRecentAssembled;
+  }
 }
 
 std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa,

@@ -85,6 +85,18 @@ class MaskCache {
   // (VocabIndex::walk_in_parts).
   std::shared_ptr<const MaskWalk> SubtreeWalk(const regex::LazyDfa& dfa, const VocabIndex& vocab,
                                               uint32_t child, regex::StateId state) const;
+  // The inside tokens of a walk whose parts (one walk per child of `node`,
+  // null where the child's byte kills the lexeme) are `parts`, patched from
+  // a recently assembled walk of the same node that has most of them: a new
+  // lexer state mostly differs from a known one in a few children, and
+  // merging every part again costs one bit per inside token (a whole-trie
+  // walk of a string holds the whole vocabulary). False when no recent walk
+  // makes that cheaper than merging.
+  using Parts = std::vector<std::pair<uint32_t, std::shared_ptr<const MaskWalk>>>;
+  bool PatchInsideFromRecent(uint32_t node, const Parts& parts, size_t mask_words,
+                             MaskWalk& walk) const;
+  void RememberAssembled(uint32_t node, const Parts& parts,
+                         std::shared_ptr<const MaskWalk> walk) const;
   // Counts `bytes` against the budget; mu_ held.
   void AddBytesLocked(size_t bytes) const;
   // Counts a walk's bytes the first time this cache holds it: the positions
@@ -103,6 +115,16 @@ class MaskCache {
   // Serials of the walks counted in bytes_; guarded by mu_.
   mutable absl::flat_hash_set<uint64_t> counted_walks_;
   mutable size_t bytes_ = 0;
+  // The last few walks AssembleBelow built, with their parts (a ring);
+  // guarded by mu_.
+  struct Assembled {
+    uint32_t node;
+    Parts parts;
+    std::shared_ptr<const MaskWalk> walk;
+  };
+  static constexpr size_t kRecentAssembled = 4;
+  mutable std::vector<Assembled> recent_;
+  mutable size_t recent_next_ = 0;
   mutable bool full_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +40,9 @@ class MatcherImpl final : public Matcher {
       : grammar_(std::move(grammar)),
         options_(options),
         parser_(grammar_->grammar_ptr()),
-        stepper_(*grammar_) {
+        stepper_(*grammar_),
+        distinct_(DistinctValueLexemes(grammar_->grammar())),
+        token_scratch_(grammar_->grammar().num_lexemes()) {
     pos_ = stepper_.Start(parser_);
   }
 
@@ -48,11 +51,15 @@ class MatcherImpl final : public Matcher {
         options_(other.options_),
         parser_(other.parser_),
         stepper_(*grammar_),
+        distinct_(other.distinct_),
         pos_(other.pos_),
         stopped_(other.stopped_),
-        history_(other.history_) {}
+        hit_depth_limit_(other.hit_depth_limit_),
+        history_(other.history_),
+        token_scratch_(other.token_scratch_) {}
 
   bool AcceptToken(TokenId token) override {
+    hit_depth_limit_ = false;
     const VocabIndex& vocab = grammar_->vocab();
     if (stopped_ || token >= vocab.tokenizer().vocab_size()) return false;
     if (vocab.is_eos(token)) {
@@ -61,11 +68,13 @@ class MatcherImpl final : public Matcher {
       stopped_ = true;
       return true;
     }
+    if (AcceptTokenTerminal(token)) return true;
     if (vocab.tokenizer().is_special(token)) return false;
     return AdvanceBytes(vocab.tokenizer().token_bytes(token));
   }
 
   bool AcceptBytes(std::string_view bytes) override {
+    hit_depth_limit_ = false;
     if (stopped_) return false;
     return AdvanceBytes(bytes);
   }
@@ -75,8 +84,13 @@ class MatcherImpl final : public Matcher {
     if (stopped_) return;
     const size_t base_depth = parser_.Depth();
     const TokenTrie& trie = grammar_->vocab().trie();
+    // Cached walks group tokens by where the lexeme ends, not by its bytes:
+    // in or before a distinct value (uniqueItems) each token's bytes matter.
     std::shared_ptr<const MaskCacheEntry> entry =
-        grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer, pos_.in_lexeme);
+        distinct_ && parser_.Allowed().Intersects(*distinct_)
+            ? nullptr
+            : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
+                                         pos_.in_lexeme);
     if (entry == nullptr) {
       memo_.Begin(base_depth);
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
@@ -98,13 +112,16 @@ class MatcherImpl final : public Matcher {
           for (uint32_t node : *nodes) {
             const regex::StateId s = dfa.Step(start, trie.byte(node));
             if (s == regex::LazyDfa::kDead) continue;
+            LexPosition pos;
+            if (!stepper_.Begin(parser_, s, trie.byte(node), &pos)) continue;
             SetTokens(trie, node, words);
-            WalkSubtree(node, {{s, true}, depth}, words);
+            WalkSubtree(node, {pos, depth}, words);
           }
         }
         parser_.Pop(parser_.Depth() - base_depth);
       }
     }
+    AddTokenTerminals(words);
     if (stepper_.CanStop(parser_, pos_)) {
       for (TokenId eos : grammar_->vocab().eos_ids()) {
         if (eos / 32 < words.size()) words[eos >> 5] |= uint32_t{1} << (eos & 31);
@@ -117,6 +134,7 @@ class MatcherImpl final : public Matcher {
   bool MustStop() override {
     if (stopped_) return true;
     if (!stepper_.CanStop(parser_, pos_)) return false;
+    if (TokenTerminalAllowed(pos_)) return false;
     for (int b = 0; b < 256; ++b) {
       if (ViableByte(pos_, static_cast<uint8_t>(b))) return false;
     }
@@ -145,6 +163,9 @@ class MatcherImpl final : public Matcher {
     while (out.bytes.size() < kMaxJumpForwardBytes) {
       // With EOS possible here, the continuation is not forced.
       if (stepper_.CanStop(parser_, pos)) break;
+      // A token terminal may come here: the next token is not forced bytes
+      // (forcing a special token is left to the mask).
+      if (TokenTerminalAllowed(pos)) break;
       int only = -1;
       for (int b = 0; b < 256; ++b) {
         if (!ViableByte(pos, static_cast<uint8_t>(b))) continue;
@@ -173,6 +194,13 @@ class MatcherImpl final : public Matcher {
 
   std::unique_ptr<Matcher> Clone() const override { return std::make_unique<MatcherImpl>(*this); }
 
+  size_t ParserDepth() const override { return parser_.Depth(); }
+  bool HitDepthLimit() const override { return hit_depth_limit_; }
+  size_t MemoryBytes() const override {
+    return sizeof(*this) + parser_.HeldBytesApprox() + history_.size() * sizeof(Snapshot) +
+           walk_stack_.capacity() * sizeof(WalkEntry);
+  }
+
  private:
   struct Snapshot {
     size_t parser_depth;
@@ -188,6 +216,7 @@ class MatcherImpl final : public Matcher {
   }
 
   bool AdvanceBytes(std::string_view bytes) {
+    hit_depth_limit_ = false;
     const size_t base_depth = parser_.Depth();
     LexPosition pos = pos_;
     for (char c : bytes) {
@@ -196,9 +225,53 @@ class MatcherImpl final : public Matcher {
         return false;
       }
     }
+    if (options_.max_parser_depth > 0 && parser_.Depth() > options_.max_parser_depth) {
+      parser_.Pop(parser_.Depth() - base_depth);
+      hit_depth_limit_ = true;
+      return false;
+    }
     Remember({base_depth, pos_, stopped_});
     pos_ = pos;
     return true;
+  }
+
+  // The token pass (token_terminals.h): takes `token` as a token terminal
+  // the grammar allows here, ending the lexeme in progress first. The
+  // compile proved that a token this accepts cannot also be read as text.
+  bool AcceptTokenTerminal(TokenId token) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    if (terminals.empty()) return false;
+    const size_t base_depth = parser_.Depth();
+    if (pos_.in_lexeme && !stepper_.EndLexeme(parser_, pos_.lexer)) return false;
+    if (!terminals.Matching(parser_.Allowed(), token, &token_scratch_) ||
+        !parser_.ScanAny(token_scratch_)) {
+      parser_.Pop(parser_.Depth() - base_depth);
+      return false;
+    }
+    Remember({base_depth, pos_, stopped_});
+    pos_ = stepper_.Start(parser_);
+    return true;
+  }
+
+  // Marks the tokens of the token terminals allowed at pos_.
+  void AddTokenTerminals(std::span<uint32_t> words) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    if (terminals.empty()) return;
+    const size_t depth = parser_.Depth();
+    if (pos_.in_lexeme && !stepper_.EndLexeme(parser_, pos_.lexer)) return;
+    terminals.AddAllowed(parser_.Allowed(), words);
+    parser_.Pop(parser_.Depth() - depth);
+  }
+
+  // Whether some token terminal may come at `pos` (the parser stands there).
+  bool TokenTerminalAllowed(const LexPosition& pos) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    if (terminals.empty()) return false;
+    const size_t depth = parser_.Depth();
+    if (pos.in_lexeme && !stepper_.EndLexeme(parser_, pos.lexer)) return false;
+    const bool any = terminals.AnyAllowed(parser_.Allowed());
+    parser_.Pop(parser_.Depth() - depth);
+    return any;
   }
 
   struct Frame {
@@ -221,7 +294,11 @@ class MatcherImpl final : public Matcher {
   void WalkSubtree(uint32_t root, const Frame& root_frame, std::span<uint32_t> words) {
     const TokenTrie& trie = grammar_->vocab().trie();
     const regex::LazyDfa& dfa = grammar_->dfa();
-    const bool memoize = !grammar_->grammar().has_unique_keys();
+    // Object frames (unique keys) and distinct values (the bytes of a value,
+    // hashed into LexPosition) are parser state beside the items: no memo,
+    // and every byte goes through the stepper.
+    const bool memoize =
+        !grammar_->grammar().has_unique_keys() && !grammar_->grammar().has_distinct_values();
     const uint32_t root_end =
         root == TokenTrie::kRoot ? static_cast<uint32_t>(trie.num_nodes()) : trie.subtree_end(root);
     walk_stack_.clear();
@@ -237,16 +314,20 @@ class MatcherImpl final : public Matcher {
       const bool parent_real = real == walk_stack_.size();
       const uint8_t b = trie.byte(i);
       // Inside a lexeme the parser does not move: the lexer alone decides.
-      const regex::StateId inside = dfa.Step(parent.frame.pos.lexer, b);
+      const regex::StateId inside =
+          memoize ? dfa.Step(parent.frame.pos.lexer, b) : regex::LazyDfa::kDead;
       if (inside != regex::LazyDfa::kDead) {
+        LexPosition pos = parent.frame.pos;  // as ByteStepper::Step leaves it
+        pos.lexer = inside;
+        pos.in_lexeme = true;
         walk_stack_.push_back(
-            {trie.subtree_end(i), i, {{inside, true}, parent.frame.parser_depth}, parent.set});
+            {trie.subtree_end(i), i, {pos, parent.frame.parser_depth}, parent.set});
         if (parent_real) real = walk_stack_.size();
         SetTokens(trie, i, words);
         ++i;
         continue;
       }
-      if (!parent.frame.pos.in_lexeme) {
+      if (memoize && !parent.frame.pos.in_lexeme) {
         i = trie.subtree_end(i);
         continue;
       }
@@ -317,14 +398,26 @@ class MatcherImpl final : public Matcher {
     return true;
   }
 
+  // The kDistinctValue lexemes, or nullopt when the grammar has none.
+  static std::optional<LexemeSet> DistinctValueLexemes(const Grammar& g) {
+    if (!g.has_distinct_values()) return std::nullopt;
+    LexemeSet out(g.num_lexemes());
+    for (LexemeId id = 0; id < g.num_lexemes(); ++id) {
+      if (g.is_distinct_value(id)) out.Insert(id);
+    }
+    return out;
+  }
+
   std::shared_ptr<const CompiledGrammarImpl> grammar_;
   MatcherOptions options_;
   // Mutable: CanStop() scans a lexeme end into the parser and pops it again,
   // leaving the observable state as it was.
   mutable EarleyParser parser_;
   mutable ByteStepper stepper_;
+  std::optional<LexemeSet> distinct_;
   LexPosition pos_;
   bool stopped_ = false;
+  bool hit_depth_limit_ = false;
   std::deque<Snapshot> history_;
   // The mask walk's stack (kept to avoid reallocating).
   struct WalkEntry {
@@ -335,6 +428,7 @@ class MatcherImpl final : public Matcher {
   };
   std::vector<WalkEntry> walk_stack_;
   WalkMemo memo_;
+  LexemeSet token_scratch_;  // the token terminals a token matches
 };
 
 }  // namespace

@@ -2,8 +2,10 @@
 //
 // Exactness contract (DESIGN.md §3): with output bytes so far `p`, token `t` is
 // allowed iff some string of the grammar's language starts with p + bytes(t);
-// EOS is allowed iff p itself is in the language. Special tokens other than EOS
-// are never allowed.
+// EOS is allowed iff p itself is in the language. A special token other than
+// EOS is allowed only where the grammar has a token terminal naming it
+// (grammar.h TokenTerminal): outputs are then sequences of text and whole
+// tokens, text never matched by a special token nor a token terminal by text.
 //
 // A CompiledGrammar is immutable and shared by any number of matchers on any
 // number of threads; a Matcher is owned by one sequence and used by one thread
@@ -81,6 +83,11 @@ struct JumpForward {
 struct MatcherOptions {
   // How many accepted tokens Rollback can undo.
   uint32_t max_rollback = 32;
+  // Most lexemes the parser may hold (one Earley set each, so this bounds a
+  // sequence's memory: `[` x 1M on any JSON is 1M sets; the lexeme still
+  // being read is not counted until the next byte ends it); a token that
+  // would pass it is refused (HitDepthLimit()). 0: none.
+  size_t max_parser_depth = 0;
 };
 
 class Matcher {
@@ -112,6 +119,16 @@ class Matcher {
   virtual JumpForward ComputeJumpForward() = 0;
   virtual void Reset() = 0;
   virtual std::unique_ptr<Matcher> Clone() const = 0;
+
+  // Lexemes the parser holds (the output's, but the one still being read).
+  virtual size_t ParserDepth() const = 0;
+  // Whether the last AcceptToken/AcceptBytes that returned false refused
+  // because the output would pass MatcherOptions::max_parser_depth (the
+  // grammar itself may allow the token).
+  virtual bool HitDepthLimit() const = 0;
+  // Approximate heap bytes this matcher holds (its parser's buffers at their
+  // high-water mark, the rollback history); O(1), for memory budgets.
+  virtual size_t MemoryBytes() const = 0;
 };
 
 }  // namespace maskd

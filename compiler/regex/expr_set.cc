@@ -284,13 +284,18 @@ ExprId ExprSet::Concat(ExprId a, ExprId b) {
   if (a == kEpsilon) return b;
   if (b == kEpsilon) return a;
   if (kind(a) == ExprKind::kConcat) {
+    const uint64_t key = (uint64_t{a} << 32) | b;
+    if (auto it = reassociated_.find(key); it != reassociated_.end()) return it->second;
     // Re-associate iteratively: a long left chain (a derivative of a long
     // literal) must not cost stack depth.
     std::vector<ExprId> items;
-    for (; kind(a) == ExprKind::kConcat; a = Args(a)[1]) items.push_back(Args(a)[0]);
-    items.push_back(a);
+    for (ExprId x = a; kind(x) == ExprKind::kConcat; x = Args(x)[1]) items.push_back(Args(x)[0]);
+    ExprId last = a;
+    while (kind(last) == ExprKind::kConcat) last = Args(last)[1];
+    items.push_back(last);
     ExprId acc = b;
     for (size_t i = items.size(); i-- > 0;) acc = Concat(items[i], acc);
+    reassociated_.emplace(key, acc);
     return acc;
   }
   uint8_t flags = ((nodes_[a].flags & nodes_[b].flags) & kNullableFlag) |
@@ -874,7 +879,8 @@ size_t ExprSet::MemoryBytes() const {
          fingerprints_.capacity() * sizeof(Fingerprint) +
          map_bytes(interned_.capacity(), sizeof(std::pair<Key, ExprId>)) +
          map_bytes(byte_set_ids_.capacity(), sizeof(std::pair<ByteSet, ExprId>)) +
-         map_bytes(derivatives_.capacity(), sizeof(std::pair<uint64_t, ExprId>));
+         map_bytes(derivatives_.capacity(), sizeof(std::pair<uint64_t, ExprId>)) +
+         map_bytes(reassociated_.capacity(), sizeof(std::pair<uint64_t, ExprId>));
 }
 
 namespace {

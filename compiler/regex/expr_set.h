@@ -95,7 +95,11 @@ class ExprSet {
 
   // ---- Smart constructors. ----
   ExprId Bytes(const ByteSet& set);  // kNothing for the empty set.
-  ExprId Byte(uint8_t b) { return Bytes(ByteSet::Single(b)); }
+  ExprId Byte(uint8_t b) {
+    // Literals are built a byte at a time: skip hashing a 256-bit set.
+    if (single_bytes_[b] == kNothing) single_bytes_[b] = Bytes(ByteSet::Single(b));
+    return single_bytes_[b];
+  }
   ExprId ByteRange(uint8_t lo, uint8_t hi) { return Bytes(ByteSet::Range(lo, hi)); }
   ExprId Concat(ExprId a, ExprId b);
   ExprId Concat(std::span<const ExprId> parts);
@@ -307,6 +311,12 @@ class ExprSet {
   absl::flat_hash_map<Key, ExprId> interned_;
   absl::flat_hash_map<ByteSet, ExprId> byte_set_ids_;
   absl::flat_hash_map<uint64_t, ExprId> derivatives_;
+  // Concat(a, b) for a Concat `a`, which rebuilds a's whole chain ending in
+  // b: lowering appends whitespace and colons to the same key literals over
+  // and over, by (a, b).
+  absl::flat_hash_map<uint64_t, ExprId> reassociated_;
+  // Byte(b) by b; kNothing until built.
+  std::array<ExprId, 256> single_bytes_{};
   // Per node: 0 unknown, 1 empty, 2 non-empty.
   std::vector<uint8_t> emptiness_;
   std::vector<Fingerprint> fingerprints_;  // Per node.

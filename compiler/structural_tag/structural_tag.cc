@@ -90,6 +90,9 @@ class TagLowering {
           (type->kind() != JsonValue::Kind::kString || type->string() != "structural_tag")) {
         return Invalid("\"type\" beside \"format\" must be \"structural_tag\"", "/type");
       }
+      if (const JsonValue* needed = Member(doc, "special_tokens")) {
+        if (absl::Status s = CheckSpecialTokens(*needed); !s.ok()) return s;
+      }
       start = Lower(*format, "/format", /*at_end=*/true, nullptr);
     } else if (Member(doc, "structures") != nullptr) {
       start = Legacy(doc);
@@ -102,6 +105,26 @@ class TagLowering {
   }
 
  private:
+  // maskd's "special_tokens": [...] beside "format": texts that must each be
+  // one special token of the compile's tokenizer (a preset such as harmony
+  // means nothing as plain text).
+  absl::Status CheckSpecialTokens(const JsonValue& needed) {
+    absl::StatusOr<std::vector<std::string>> texts = Strings(needed, "/special_tokens");
+    if (!texts.ok()) return texts.status();
+    for (size_t i = 0; i < texts->size(); ++i) {
+      const std::string& text = (*texts)[i];
+      std::vector<TokenId> ids;
+      if (options_.tokenizer != nullptr) ids = options_.tokenizer->Encode(text);
+      if (ids.size() != 1 || !IsSpecialTerminal(ids[0])) {
+        return Invalid(
+            absl::StrCat("\"", text, "\" is not a special token of tokenizer ",
+                         options_.tokenizer != nullptr ? options_.tokenizer->name() : "(none)"),
+            Child("/special_tokens", i));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::string> String(const JsonValue& object, std::string_view key,
                                      const std::string& pointer) {
     const JsonValue* v = Member(object, key);
@@ -135,13 +158,52 @@ class TagLowering {
     return out;
   }
 
-  // The symbols of a literal: none for "", else one literal lexeme.
+  // The symbols of a literal: none for "", else literal lexemes for its
+  // text and, where the compile's tokenizer has a special token (EOS
+  // excepted) whose text occurs in it, that token as a token terminal, as
+  // XGrammar maps a tag's begin/end that is a special token's text to it.
   std::vector<Symbol> LiteralSymbols(const std::string& s) {
     if (s.empty()) return {};
     LexemeFlags flags;
     flags.literal = true;
-    return {
-        Symbol::Lexeme(builder_.AddLexeme(absl::StrCat("\"", s, "\""), pool_.Literal(s), flags))};
+    std::vector<Symbol> out;
+    std::string text;
+    auto flush = [&] {
+      if (text.empty()) return;
+      out.push_back(Symbol::Lexeme(
+          builder_.AddLexeme(absl::StrCat("\"", text, "\""), pool_.Literal(text), flags)));
+      text.clear();
+    };
+    if (!HasSpecialToken(s)) {
+      text = s;
+    } else {
+      for (TokenId id : options_.tokenizer->Encode(s)) {
+        if (!IsSpecialTerminal(id)) {
+          text += options_.tokenizer->token_bytes(id);
+          continue;
+        }
+        flush();
+        out.push_back(Symbol::Lexeme(builder_.AddTokenLexeme(
+            std::string(options_.tokenizer->token_bytes(id)), {id}, false, ExprSet::kNothing)));
+      }
+    }
+    flush();
+    return out;
+  }
+
+  // A special token other than EOS: what LiteralSymbols makes a token
+  // terminal.
+  bool IsSpecialTerminal(TokenId id) const {
+    const Tokenizer& t = *options_.tokenizer;
+    if (!t.is_special(id) || t.token_bytes(id).empty()) return false;
+    return std::find(t.eos_ids().begin(), t.eos_ids().end(), id) == t.eos_ids().end();
+  }
+  bool HasSpecialToken(const std::string& s) const {
+    if (options_.tokenizer == nullptr) return false;
+    for (TokenId id : options_.tokenizer->Encode(s)) {
+      if (IsSpecialTerminal(id)) return true;
+    }
+    return false;
   }
 
   NonterminalId Fresh(std::string_view hint) { return builder_.FreshNonterminal(hint); }
@@ -170,6 +232,12 @@ class TagLowering {
     for (const std::string& e : ends) {
       if (e.empty()) {
         *error = Unsupported("any_text followed by an empty string never ends", pointer);
+        return 0;
+      }
+      if (HasSpecialToken(e)) {
+        *error = Unsupported(absl::StrCat("any_text followed by \"", e,
+                                          "\", which holds a special token (free text is bytes)"),
+                             pointer);
         return 0;
       }
     }
@@ -291,12 +359,11 @@ class TagLowering {
           rhs.push_back(Symbol::Nonterminal(*part));
           break;
         }
-        // any_text directly before a const_string ends at that string.
-        const JsonValue* item_type = Member(items[i], "type");
+        // Free text directly before a const_string (any_text, triggered_tags,
+        // an or or a sequence ending in them) ends at that string: the
+        // element is lowered with it as its follow.
         const JsonValue* next_type = Member(items[i + 1], "type");
-        if (item_type != nullptr && item_type->kind() == JsonValue::Kind::kString &&
-            item_type->string() == "any_text" && next_type != nullptr &&
-            next_type->kind() == JsonValue::Kind::kString &&
+        if (next_type != nullptr && next_type->kind() == JsonValue::Kind::kString &&
             next_type->string() == "const_string") {
           absl::StatusOr<std::string> value =
               String(items[i + 1], "value", Child(elements_pointer, i + 1));
@@ -358,16 +425,19 @@ class TagLowering {
       absl::StatusOr<std::vector<std::string>> triggers =
           Strings(*triggers_value, Child(pointer, "triggers"));
       if (!triggers.ok()) return triggers.status();
-      if (follow != nullptr || !at_end) {
-        if (!(*at_least_one && *stop_after_first)) {
-          return Unsupported("triggered_tags must end the output (its free text would not end)",
-                             pointer);
+      if (follow == nullptr && !at_end && !(*at_least_one && *stop_after_first)) {
+        return Unsupported(
+            "triggered_tags must end the output or be followed by a literal (a tag's end, a "
+            "const_string): its free text would not end",
+            pointer);
+      }
+      for (const std::string& f : follow != nullptr ? *follow : std::vector<std::string>{}) {
+        if (f.empty()) {
+          return Unsupported("triggered_tags followed by an empty string never ends", pointer);
         }
       }
-      absl::StatusOr<NonterminalId> nt =
-          TriggeredTags(*triggers, tags, *at_least_one, *stop_after_first, pointer);
-      if (!nt.ok()) return nt.status();
-      return Followed(*nt, follow);
+      // With a follow, the free text ends at it (the nonterminal includes it).
+      return TriggeredTags(*triggers, tags, *at_least_one, *stop_after_first, pointer, follow);
     }
     return Invalid(absl::StrCat("unknown format type \"", *type, "\""), Child(pointer, "type"));
   }
@@ -473,41 +543,71 @@ class TagLowering {
   //   rest_m     ::= END_m then free text | END_m then free text then t after_t
   //                  (stop_after_first: END_m alone)
   //   after      ::= top_1 (stop_after_first: nothing)
+  // Inside a sequence (or a tag's content), `follow` lists the literals that
+  // come next: free text where the part may end (not before the first tag
+  // with at_least_one) runs up to the first occurrence of a trigger or of a
+  // follow literal; a trigger starts a tag, a follow literal ends the part
+  // (final_free is then "free text then f", and the nonterminal returned
+  // includes f).
   absl::StatusOr<NonterminalId> TriggeredTags(const std::vector<std::string>& triggers,
                                               const std::vector<TagSpec>& tags, bool at_least_one,
-                                              bool stop_after_first, const std::string& pointer) {
+                                              bool stop_after_first, const std::string& pointer,
+                                              const std::vector<std::string>* follow = nullptr) {
     if (triggers.empty()) return Invalid("\"triggers\" is empty", Child(pointer, "triggers"));
     for (size_t i = 0; i < triggers.size(); ++i) {
       if (triggers[i].empty()) {
         return Invalid("a trigger is empty", Child(Child(pointer, "triggers"), i));
+      }
+      if (HasSpecialToken(triggers[i])) {
+        return Unsupported(absl::StrCat("the trigger \"", triggers[i],
+                                        "\" holds a special token (free text is bytes)"),
+                           Child(Child(pointer, "triggers"), i));
       }
     }
     if (tags.empty() && at_least_one) {
       return Invalid("at_least_one with no tags", Child(pointer, "tags"));
     }
     const ExprId any = ExprSet::kAnyByteString;
-    const ExprId all_triggers = AnyOf(triggers);
-    const ExprId no_earlier =
-        pool_.Not(pool_.Concat(std::vector<ExprId>{any, all_triggers, ExprSet::kAnyByte, any}));
-    const ExprId no_trigger = pool_.Not(pool_.Concat(std::vector<ExprId>{any, all_triggers, any}));
-    std::vector<ExprId> free_then;  // per trigger: free text up to and including it
-    for (const std::string& t : triggers) {
-      free_then.push_back(pool_.And(pool_.Concat(any, pool_.Literal(t)), no_earlier));
-    }
+    const std::vector<std::string> stops = follow != nullptr ? *follow : std::vector<std::string>{};
+    std::vector<std::string> terminators = triggers;
+    terminators.insert(terminators.end(), stops.begin(), stops.end());
+    // Free text up to and including the first occurrence of `x` among the
+    // strings `first_of` (triggers, and the follow literals where the part
+    // may end).
+    auto free_then = [&](const std::string& x, const std::vector<std::string>& first_of) {
+      const ExprId no_earlier = pool_.Not(
+          pool_.Concat(std::vector<ExprId>{any, AnyOf(first_of), ExprSet::kAnyByte, any}));
+      return pool_.And(pool_.Concat(any, pool_.Literal(x)), no_earlier);
+    };
+    const ExprId no_trigger =
+        pool_.Not(pool_.Concat(std::vector<ExprId>{any, AnyOf(triggers), any}));
     const NonterminalId top0 = Fresh("free_text");
     const NonterminalId top1 = stop_after_first ? top0 : Fresh("free_text_after_a_tag");
     std::vector<NonterminalId> after_trigger;
     for (size_t i = 0; i < triggers.size(); ++i) after_trigger.push_back(Fresh("after_trigger"));
-    // final_free ::= "" | free text without a trigger
+    // final_free ::= "" | free text without a trigger (at the end of the
+    // output), or free text then f (before a follow literal f).
     const NonterminalId final_free = Fresh("final_free_text");
-    builder_.AddRule(final_free, {});
-    builder_.AddRule(final_free,
-                     {Symbol::Lexeme(builder_.AddLexeme("free text", pool_.NonEmpty(no_trigger)))});
+    if (follow == nullptr) {
+      builder_.AddRule(final_free, {});
+      builder_.AddRule(
+          final_free,
+          {Symbol::Lexeme(builder_.AddLexeme("free text", pool_.NonEmpty(no_trigger)))});
+    } else {
+      for (const std::string& f : stops) {
+        builder_.AddRule(
+            final_free,
+            {Symbol::Lexeme(builder_.AddLexeme(absl::StrCat("free text then \"", f, "\""),
+                                               free_then(f, terminators)))});
+      }
+    }
     for (NonterminalId top : {top0, top1}) {
-      if (top != top0 || !at_least_one) builder_.AddRule(top, {Symbol::Nonterminal(final_free)});
+      const bool may_end = top != top0 || !at_least_one;
+      if (may_end) builder_.AddRule(top, {Symbol::Nonterminal(final_free)});
       for (size_t i = 0; i < triggers.size(); ++i) {
         const Symbol lexeme = Symbol::Lexeme(
-            builder_.AddLexeme(absl::StrCat("free text then \"", triggers[i], "\""), free_then[i]));
+            builder_.AddLexeme(absl::StrCat("free text then \"", triggers[i], "\""),
+                               free_then(triggers[i], may_end ? terminators : triggers)));
         builder_.AddRule(top, {lexeme, Symbol::Nonterminal(after_trigger[i])});
       }
       if (top1 == top0) break;
@@ -533,33 +633,47 @@ class TagLowering {
           // full_m after
           absl::StatusOr<NonterminalId> full = Tag(tag, t.size());
           if (!full.ok()) return full.status();
-          std::vector<Symbol> rhs = {Symbol::Nonterminal(*full)};
-          if (!stop_after_first) rhs.push_back(Symbol::Nonterminal(top1));
-          builder_.AddRule(after_trigger[i], std::move(rhs));
+          const NonterminalId then =
+              stop_after_first ? Followed(*full, follow) : Fresh("tag_then_free_text");
+          if (!stop_after_first) {
+            builder_.AddRule(then, {Symbol::Nonterminal(*full), Symbol::Nonterminal(top1)});
+          }
+          builder_.AddRule(after_trigger[i], {Symbol::Nonterminal(then)});
           continue;
         }
         // body_m rest_m
         absl::StatusOr<NonterminalId> content =
             Lower(*tag.content, tag.content_pointer, false, nullptr);
         if (!content.ok()) return content.status();
-        const NonterminalId rest = Fresh("tag_end");
+        NonterminalId rest = Fresh("tag_end");
         for (const std::string& e : tag.ends) {
           if (stop_after_first) {
             builder_.AddRule(rest, LiteralSymbols(e));
             continue;
           }
-          builder_.AddRule(rest, {Symbol::Lexeme(builder_.AddLexeme(
-                                     absl::StrCat("\"", e, "\" then free text"),
-                                     pool_.NonEmpty(pool_.Concat(pool_.Literal(e), no_trigger))))});
-          if (e.empty()) builder_.AddRule(rest, {});
+          if (follow == nullptr) {
+            builder_.AddRule(rest,
+                             {Symbol::Lexeme(builder_.AddLexeme(
+                                 absl::StrCat("\"", e, "\" then free text"),
+                                 pool_.NonEmpty(pool_.Concat(pool_.Literal(e), no_trigger))))});
+            if (e.empty()) builder_.AddRule(rest, {});
+          } else {
+            for (const std::string& f : stops) {
+              builder_.AddRule(
+                  rest, {Symbol::Lexeme(builder_.AddLexeme(
+                            absl::StrCat("\"", e, "\" then free text then \"", f, "\" (after)"),
+                            pool_.Concat(pool_.Literal(e), free_then(f, terminators))))});
+            }
+          }
           for (size_t k = 0; k < triggers.size(); ++k) {
             builder_.AddRule(
                 rest, {Symbol::Lexeme(builder_.AddLexeme(
                            absl::StrCat("\"", e, "\" then free text then \"", triggers[k], "\""),
-                           pool_.Concat(pool_.Literal(e), free_then[k]))),
+                           pool_.Concat(pool_.Literal(e), free_then(triggers[k], terminators)))),
                        Symbol::Nonterminal(after_trigger[k])});
           }
         }
+        if (stop_after_first) rest = Followed(rest, follow);
         std::vector<Symbol> rhs = LiteralSymbols(tag.begin.substr(t.size()));
         rhs.push_back(Symbol::Nonterminal(*content));
         rhs.push_back(Symbol::Nonterminal(rest));

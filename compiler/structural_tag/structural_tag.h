@@ -28,6 +28,14 @@
 //    begin starts with that trigger; after the tag's end, free text again.
 //    at_least_one: at least one tag; stop_after_first: the output ends right
 //    after the first tag's end (free text only before it).
+//    Anywhere but at the end of the output (in a sequence, an or, a tag's
+//    content) triggered_tags must be followed by a literal (the next
+//    const_string, the tag's end): where the part may end (not before its
+//    first tag with at_least_one) its free text runs up to the first
+//    occurrence of a trigger (a tag follows) or of that literal (the part
+//    ends there). Before a non-literal it is refused with Unimplemented, as
+//    any_text is (unless at_least_one and stop_after_first: no free text
+//    after the tag).
 //  - tags_with_separator: zero or more tags (one or more with at_least_one, at
 //    most one with stop_after_first) with the separator between them and
 //    nothing else.
@@ -42,6 +50,7 @@
 #include "compiler/grammar/grammar_ir.h"
 #include "compiler/json_schema/lower.h"
 #include "compiler/json_schema/parse_schema.h"
+#include "compiler/tokenizer/tokenizer.h"
 
 namespace maskd {
 
@@ -49,6 +58,10 @@ struct StructuralTagOptions {
   // How the embedded JSON Schemas are read and lowered.
   json_schema::ParseOptions parse;
   json_schema::LowerOptions lower;
+  // The compile's tokenizer: literal text (const_string, a tag's begin and
+  // end) holding a special token's text gets that token as a token terminal.
+  // Null: literals are text only.
+  const Tokenizer* tokenizer = nullptr;
 };
 
 absl::StatusOr<GrammarIr> BuildStructuralTagGrammar(std::string_view text,

@@ -84,10 +84,41 @@ absl::StatusOr<std::string> ToolCallStructuralTag(const std::vector<ToolSpec>& t
           R"({"type":"structural_tag","format":{"type":"triggered_tags","triggers":["<tool_call>"],"tags":[)",
           tags, "],", flags, "}}");
     }
-    case ToolCallFormat::kHarmony:
-      return absl::UnimplementedError(
-          "tool_calls: the harmony format needs special tokens (<|channel|>, <|constrain|>, "
-          "<|message|>, <|call|>) as grammar terminals, which maskd does not support yet");
+    case ToolCallFormat::kLlama3PythonTag: {
+      std::string branches;
+      for (size_t i = 0; i < tools.size(); ++i) {
+        if (i > 0) branches += ",";
+        branches += absl::StrCat(R"({"type":"sequence","elements":[)",
+                                 Const(absl::StrCat(R"(<|python_tag|>{"name": )",
+                                                    Quoted(tools[i].name), R"(, "parameters": )")),
+                                 ",", Schema(schemas[i]), ",", Const("}"), "]}");
+      }
+      if (!options.require_call) branches += R"(,{"type":"any_text"})";
+      return absl::StrCat(R"({"type":"structural_tag","special_tokens":["<|python_tag|>"],)",
+                          R"("format":{"type":"or","elements":[)", branches, "]}}");
+    }
+    case ToolCallFormat::kHarmony: {
+      // One assistant message after <|start|>assistant: a call on the
+      // commentary channel, or (unless a call is required) a final answer.
+      // The special tokens in these strings become token terminals when
+      // compiled for the gpt-oss tokenizer (structural_tag.h).
+      std::string branches;
+      for (size_t i = 0; i < tools.size(); ++i) {
+        if (i > 0) branches += ",";
+        branches +=
+            absl::StrCat(R"({"type":"sequence","elements":[)",
+                         Const(absl::StrCat("<|channel|>commentary to=functions.", tools[i].name,
+                                            " <|constrain|>json<|message|>")),
+                         ",", Schema(schemas[i]), ",", Const("<|call|>"), "]}");
+      }
+      if (!options.require_call) {
+        branches += absl::StrCat(R"(,{"type":"sequence","elements":[)",
+                                 Const("<|channel|>final<|message|>"), R"(,{"type":"any_text"}]})");
+      }
+      return absl::StrCat(
+          R"({"type":"structural_tag","special_tokens":["<|channel|>","<|constrain|>",)",
+          R"("<|message|>","<|call|>"],"format":{"type":"or","elements":[)", branches, "]}}");
+    }
   }
   return absl::InvalidArgumentError("tool_calls: unknown format");
 }

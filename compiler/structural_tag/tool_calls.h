@@ -20,10 +20,15 @@ enum class ToolCallFormat {
   // Qwen3 (Hermes style): free text with
   // <tool_call>\n{"name": NAME, "arguments": ARGS}\n</tool_call> calls.
   kQwen3,
-  // gpt-oss harmony: <|channel|>commentary to=functions.NAME
-  // <|constrain|>json<|message|>ARGS<|call|>.
-  // Needs special tokens as grammar terminals, which the engine lacks: refused.
+  // gpt-oss harmony, one assistant message: <|channel|>commentary
+  // to=functions.NAME <|constrain|>json<|message|>ARGS<|call|>, or (unless a
+  // call is required) <|channel|>final<|message|>TEXT. The special tokens
+  // are token terminals when compiled for a tokenizer that has them (gpt-oss);
+  // one call per message, as harmony has it (single_call changes nothing).
   kHarmony,
+  // Llama 3.1+ with <|python_tag|>: <|python_tag|>{"name": NAME,
+  // "parameters": ARGS}, or (unless a call is required) plain text. One call.
+  kLlama3PythonTag,
 };
 
 struct ToolSpec {
@@ -38,7 +43,7 @@ struct ToolCallOptions {
 
 // The structural tag JSON text (structural_tag.h) for `tools` in `format`.
 // InvalidArgument for no tools, an empty or repeated name, a schema that is
-// not JSON; Unimplemented for kHarmony.
+// not JSON.
 absl::StatusOr<std::string> ToolCallStructuralTag(const std::vector<ToolSpec>& tools,
                                                   ToolCallFormat format,
                                                   const ToolCallOptions& options);

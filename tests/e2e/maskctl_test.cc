@@ -15,6 +15,7 @@
 #include "clients/cpp/spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
 #include "re2/re2.h"
 #include "tests/e2e/e2e_support.h"
 
@@ -148,10 +149,11 @@ TEST_F(MaskctlTest, CompilePrintsTheServersHandleOrItsError) {
   WriteFile(gbnf, "root ::= \"a\" [0-9]+\n");
   WriteFile(lark, "start: \"a\" NUM\nNUM: /[0-9]+/\n");
   WriteFile(ebnf, "root ::= \"a\" digit+\ndigit ::= [0-9]\n");
-  for (const std::string& path : {gbnf, lark, ebnf}) {
+  for (const auto& [path, dialect] : std::vector<std::pair<std::string, std::string>>{
+           {gbnf, "gbnf"}, {lark, "lark"}, {ebnf, "ebnf"}}) {
     const Outcome grammar = RunMaskctl({"compile", path, *server_flag_});
     EXPECT_EQ(grammar.exit_code, 0) << path << ": " << grammar.err;
-    EXPECT_THAT(grammar.out, HasSubstr("kind: ebnf\n")) << path;
+    EXPECT_THAT(grammar.out, HasSubstr("kind: " + dialect + "\n")) << path;
   }
   WriteFile(gbnf, "root ::= \"a\"\nunused ::= \"b\"\n");
   EXPECT_THAT(RunMaskctl({"compile", gbnf, *server_flag_}).out,
@@ -367,9 +369,41 @@ TEST_F(MaskctlTest, StructuralTagsAndToolCalls) {
           .exit_code,
       1);
   EXPECT_EQ(RunMaskctl({"tools", tools, "--format=mistral", *server_flag_}).exit_code, 2);
+  // Harmony needs gpt-oss's special tokens, which Llama 3 lacks.
   const Outcome harmony = RunMaskctl({"tools", tools, "--format=harmony", *server_flag_});
   EXPECT_EQ(harmony.exit_code, 1) << harmony.err;
-  EXPECT_THAT(harmony.err, HasSubstr("harmony"));
+  EXPECT_THAT(harmony.err, HasSubstr("\"<|channel|>\" is not a special token of tokenizer llama3"));
+}
+
+// `maskctl tools --format=harmony` with the real gpt-oss tokenizer: the
+// handle accepts a harmony call written with its special tokens (maskctl
+// check walks the text's canonical tokens, special ones included) and
+// refuses a call to an unknown tool.
+TEST(MaskctlHarmonyTest, HarmonyToolCallsWithGptOss) {
+  absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server =
+      StartMaskd({"--tokenizer=gptoss=" + testing::TokenizerDir("gptoss")});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string flag = "--server=" + (*server)->grpc_address();
+  const std::string tools = TempPath("harmony_tools.json");
+  WriteFile(tools, R"([{"type":"function","function":{"name":"get_weather","parameters":)"
+                   R"({"type":"object","properties":{"city":{"type":"string"}},)"
+                   R"("required":["city"],"additionalProperties":false}}}])");
+  const Outcome made = RunMaskctl({"tools", tools, "--format=harmony", "--tokenizer=gptoss", flag});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_THAT(made.out, HasSubstr("kind: structural_tag\n"));
+  const std::string handle = made.out.substr(8, made.out.find('\n') - 8);
+  const Outcome good =
+      RunMaskctl({"check", handle,
+                  "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+                  R"({"city": "Oslo"}<|call|>)",
+                  "--tokenizer=gptoss", flag});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  const Outcome bad = RunMaskctl(
+      {"check", handle,
+       "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>",
+       "--tokenizer=gptoss", flag});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_EQ((*server)->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
 }
 
 TEST(MaskctlHelpTest, EveryCommandHasHelp) {

@@ -132,3 +132,35 @@ TEST(SequenceLedgerTest, RestoreOpensInlineThenReplaysInChunks) {
 
 }  // namespace
 }  // namespace maskd::client
+
+namespace maskd::client {
+namespace {
+
+// A reopen heals and budgets as the first open did: the replayed tokens
+// were accepted under the healed grammar and the budget.
+TEST(SequenceLedgerTest, ReopensWithThePromptTailAndTheReasoningBudget) {
+  SequenceLedger ledger(nullptr);
+  Step open;
+  open.Add(1);
+  *open.op().mutable_open()->mutable_compile() = Regex("a+");
+  AddAll(open.op().mutable_open()->mutable_prompt_tail_tokens(), {11, 12});
+  open.op().mutable_open()->set_max_reasoning_tokens(7);
+  open.Add(2);
+  *open.op().mutable_open()->mutable_compile() = Regex("b+");
+  ledger.Apply(open.request, open.response);
+  std::map<uint64_t, absl::Status> lost;
+  std::vector<v1::StepRequest> requests = ledger.RestoreRequests(16, 16, &lost);
+  ASSERT_EQ(requests.size(), 1u);
+  ASSERT_EQ(requests[0].ops_size(), 2);
+  const v1::OpenSequence& healed = requests[0].ops(0).open();
+  EXPECT_EQ(
+      std::vector<uint32_t>(healed.prompt_tail_tokens().begin(), healed.prompt_tail_tokens().end()),
+      (std::vector<uint32_t>{11, 12}));
+  ASSERT_TRUE(healed.has_max_reasoning_tokens());
+  EXPECT_EQ(healed.max_reasoning_tokens(), 7u);
+  EXPECT_EQ(requests[0].ops(1).open().prompt_tail_tokens_size(), 0);
+  EXPECT_FALSE(requests[0].ops(1).open().has_max_reasoning_tokens());
+}
+
+}  // namespace
+}  // namespace maskd::client

@@ -1,6 +1,7 @@
 // The body the grammar-text fuzz targets share (gbnf_fuzzer.cc: GBNF and
 // EBNF, lark_fuzzer.cc: Lark): the text through its front end, then (when it
-// compiles) a matcher over the fuzz vocabulary for a few steps. Invariants:
+// compiles) a matcher over the fuzz vocabulary for a few steps (the walk is
+// shared with structural_tag_fuzzer.cc too). Invariants:
 // no crash, every front-end refusal carries its line:column payload, every
 // mask token the matcher allows is accepted.
 #ifndef MASKD_TESTS_FUZZ_GRAMMAR_TEXT_FUZZ_H_
@@ -21,22 +22,13 @@
 
 namespace maskd::fuzz {
 
-inline int FuzzGrammarText(std::string_view text, maskd::grammar_text::Dialect dialect) {
-  maskd::grammar_text::GrammarTextOptions options;
-  options.max_symbols = 20'000;  // keeps each input fast
-  absl::StatusOr<maskd::GrammarIr> ir =
-      maskd::grammar_text::BuildGrammarTextIr(text, dialect, options);
-  if (!ir.ok()) {
-    // Refusals of the text itself point into it (ResourceExhausted of the
-    // JSON Schema front end inside %json included).
-    if (!maskd::grammar_text::TextErrorPosition(ir.status()).has_value()) {
-      __builtin_trap();
-    }
-    return 0;
-  }
+// A grammar a front end built, compiled over the fuzz vocabulary, and a
+// matcher walked a few steps: every token a mask allows must be accepted.
+// Shared with structural_tag_fuzzer.cc.
+inline int FuzzCompiledWalk(maskd::GrammarIr ir) {
   maskd::AutomataLimits compile;
   compile.memory_limit_bytes = 64 << 20;
-  auto g = maskd::CompiledGrammarImpl::FromIr(*std::move(ir), maskd::fuzz::FuzzVocab(), compile,
+  auto g = maskd::CompiledGrammarImpl::FromIr(std::move(ir), maskd::fuzz::FuzzVocab(), compile,
                                               std::chrono::steady_clock::now());
   if (!g.ok()) return 0;
   auto m = maskd::Matcher::Create(*g);
@@ -56,6 +48,22 @@ inline int FuzzGrammarText(std::string_view text, maskd::grammar_text::Dialect d
     if (!m->AcceptToken(pick)) __builtin_trap();
   }
   return 0;
+}
+
+inline int FuzzGrammarText(std::string_view text, maskd::grammar_text::Dialect dialect) {
+  maskd::grammar_text::GrammarTextOptions options;
+  options.max_symbols = 20'000;  // keeps each input fast
+  absl::StatusOr<maskd::GrammarIr> ir =
+      maskd::grammar_text::BuildGrammarTextIr(text, dialect, options);
+  if (!ir.ok()) {
+    // Refusals of the text itself point into it (ResourceExhausted of the
+    // JSON Schema front end inside %json included).
+    if (!maskd::grammar_text::TextErrorPosition(ir.status()).has_value()) {
+      __builtin_trap();
+    }
+    return 0;
+  }
+  return FuzzCompiledWalk(*std::move(ir));
 }
 
 }  // namespace maskd::fuzz

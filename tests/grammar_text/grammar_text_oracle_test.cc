@@ -27,8 +27,8 @@ using testing::SmallVocabTokenizer;
 constexpr uint32_t kInf = ~0u;
 
 struct Node {
-  enum Kind { kLit, kClass, kRef, kAlt, kSeq, kRep } kind = kSeq;
-  std::string text;  // literal, or class characters
+  enum Kind { kLit, kClass, kRef, kAlt, kSeq, kRep, kToken } kind = kSeq;
+  std::string text;  // literal, or class characters, or kToken: special token indices
   bool negated = false;
   int ref = 0;
   std::vector<Node> kids;
@@ -37,8 +37,22 @@ struct Node {
 
 // --- Random grammars ---
 
-Node RandomNode(std::mt19937& rng, int num_rules, int depth) {
+// Special tokens in the token-terminal variant: the reference reads special
+// token k as the character kSpecialChar + k, which no text terminal matches.
+constexpr char kSpecialChar = 'P';
+constexpr int kNumSpecials = 2;
+bool IsSpecialChar(char c) { return c >= kSpecialChar && c < kSpecialChar + kNumSpecials; }
+
+Node RandomNode(std::mt19937& rng, int num_rules, int depth, bool tokens = false) {
   Node n;
+  if (tokens && rng() % 5 == 0) {
+    n.kind = Node::kToken;
+    std::set<char> which;
+    const int len = 1 + static_cast<int>(rng() % 2);
+    for (int i = 0; i < len; ++i) which.insert(static_cast<char>(rng() % kNumSpecials));
+    n.text.assign(which.begin(), which.end());
+    return n;
+  }
   const int pick = static_cast<int>(rng() % (depth <= 0 ? 3 : 6));
   switch (pick) {
     case 0: {
@@ -64,12 +78,12 @@ Node RandomNode(std::mt19937& rng, int num_rules, int depth) {
     case 4: {
       n.kind = pick == 3 ? Node::kAlt : Node::kSeq;
       const int k = (pick == 3 ? 2 : 0) + static_cast<int>(rng() % 3);
-      for (int i = 0; i < k; ++i) n.kids.push_back(RandomNode(rng, num_rules, depth - 1));
+      for (int i = 0; i < k; ++i) n.kids.push_back(RandomNode(rng, num_rules, depth - 1, tokens));
       break;
     }
     default: {
       n.kind = Node::kRep;
-      n.kids.push_back(RandomNode(rng, num_rules, depth - 1));
+      n.kids.push_back(RandomNode(rng, num_rules, depth - 1, tokens));
       static constexpr std::pair<uint32_t, uint32_t> kForms[] = {
           {0, kInf}, {1, kInf}, {0, 1}, {2, 2}, {2, kInf}, {1, 3}, {0, 2}};
       std::tie(n.min, n.max) = kForms[rng() % std::size(kForms)];
@@ -81,8 +95,16 @@ Node RandomNode(std::mt19937& rng, int num_rules, int depth) {
 
 // --- Writing a tree as GBNF and as Lark ---
 
+// The id of special token 0 in the vocabulary of the grammar being written.
+TokenId first_special_id = 0;
+
 std::string Gbnf(const Node& n) {
   switch (n.kind) {
+    case Node::kToken: {
+      std::vector<std::string> alts;
+      for (char k : n.text) alts.push_back(absl::StrCat("<[", first_special_id + k, "]>"));
+      return "(" + absl::StrJoin(alts, " | ") + ")";
+    }
     case Node::kLit:
       return "\"" + n.text + "\"";
     case Node::kClass:
@@ -113,6 +135,11 @@ std::string Gbnf(const Node& n) {
 // keep the language character-level, as in GBNF.
 std::string Lark(const Node& n) {
   switch (n.kind) {
+    case Node::kToken: {
+      std::vector<std::string> ids;
+      for (char k : n.text) ids.push_back(absl::StrCat(first_special_id + k));
+      return "<[" + absl::StrJoin(ids, ",") + "]>";
+    }
     case Node::kLit: {
       if (n.text.empty()) return "\"\"";
       std::vector<std::string> chars;
@@ -150,7 +177,10 @@ struct RefSymbol {
   int nt = 0;
   std::string chars;  // terminal: the class (or one literal character)
   bool negated = false;
-  bool Matches(char c) const { return (chars.find(c) != std::string::npos) != negated; }
+  bool Matches(char c) const {
+    if (IsSpecialChar(c)) return !negated && chars.find(c) != std::string::npos;
+    return (chars.find(c) != std::string::npos) != negated;
+  }
 };
 
 class Reference {
@@ -203,6 +233,11 @@ class Reference {
       }
       case Node::kClass:
         return {true, 0, n.text, n.negated};
+      case Node::kToken: {
+        std::string chars;
+        for (char k : n.text) chars.push_back(static_cast<char>(kSpecialChar + k));
+        return {true, 0, chars, false};
+      }
       case Node::kRef:
         return Nt(n.ref);
       case Node::kAlt: {
@@ -512,6 +547,106 @@ TEST_P(GrammarTextOracleTest, ParserAgreesWithChartReferenceOnRandomStrings) {
   EXPECT_GT(compiled, 90);
   EXPECT_GT(refused_chars, 500);
   EXPECT_GT(complete, 100);
+}
+
+// The same oracle with special tokens as grammar terminals: random grammars
+// mix text with token references (GBNF `<[id]>`, Lark `<[id,id]>`), the
+// vocabulary has two special tokens besides EOS, and the reference reads
+// each special token as one character no text terminal matches. So text is
+// never satisfied by a special token's bytes, nor a token terminal by text.
+TEST_P(GrammarTextOracleTest, MasksWithSpecialTokensMatchBruteForce) {
+  const EbnfDialect dialect = GetParam();
+  int compiled = 0, steps = 0, specials_taken = 0;
+  for (int seed = 0; seed < 200; ++seed) {
+    std::mt19937 rng(1000 + seed);
+    const int num_rules = 1 + static_cast<int>(rng() % 3);
+    std::vector<Node> rules;
+    for (int r = 0; r < num_rules; ++r) rules.push_back(RandomNode(rng, num_rules, 3, true));
+    std::set<std::string> text_vocab = {"a", "b", "c", "x"};
+    while (text_vocab.size() < 16) {
+      std::string s;
+      const size_t len = 1 + rng() % 4;
+      for (size_t i = 0; i < len; ++i) s.push_back(static_cast<char>('a' + rng() % 3));
+      text_vocab.insert(s);
+    }
+    std::vector<std::string> vocab(text_vocab.begin(), text_vocab.end());
+    first_special_id = static_cast<TokenId>(vocab.size());
+    // Special tokens whose bytes a text terminal could match: the engine
+    // must still never read them as text.
+    vocab.push_back("ab");
+    vocab.push_back("c");
+    auto tok = std::make_shared<SmallVocabTokenizer>(vocab, absl::StrCat("gt-special-", seed));
+    for (int k = 0; k < kNumSpecials; ++k) tok->MarkSpecial(first_special_id + k);
+    std::string text;
+    for (int r = 0; r < num_rules; ++r) {
+      text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(rules[r]), "\n")
+                                            : absl::StrCat("r", r, ": ", Lark(rules[r]), "\n");
+    }
+    Reference reference(rules);
+    GrammarSpec spec;
+    spec.kind = SpecKind::kEbnf;
+    spec.dialect = dialect;
+    spec.text = text;
+    spec.start_rule = "r0";
+    auto g = CompileGrammar(spec, CompileOptions(), tok);
+    if (!g.ok()) {
+      EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
+      EXPECT_NE(g.status().message().find("matches nothing"), std::string::npos) << g.status();
+      continue;
+    }
+    ++compiled;
+    auto m = Matcher::Create(*g);
+    const size_t n = tok->vocab_size();
+    const TokenId eos = tok->eos_ids()[0];
+    // What the reference reads for token t.
+    auto chars_of = [&](TokenId t) {
+      if (t >= first_special_id && t < first_special_id + kNumSpecials) {
+        return std::string(1, static_cast<char>(kSpecialChar + (t - first_special_id)));
+      }
+      return std::string(tok->token_bytes(t));
+    };
+    std::vector<uint32_t> mask((n + 31) / 32);
+    std::string output;
+    for (int step = 0; step < 8; ++step) {
+      m->FillMask(mask);
+      std::vector<TokenId> allowed;
+      for (TokenId t = 0; t < n; ++t) {
+        const bool expected =
+            t == eos ? reference.Complete(output) : reference.Viable(output + chars_of(t));
+        ASSERT_EQ(Bit(mask, t), expected)
+            << "seed " << seed << " output '" << output << "' token '" << chars_of(t) << "'\n"
+            << text;
+        if (expected && t != eos) allowed.push_back(t);
+      }
+      ASSERT_EQ(m->CanStop(), reference.Complete(output)) << "seed " << seed << "\n" << text;
+      ++steps;
+      if (allowed.empty()) break;
+      // Prefer special tokens half the time so walks go through them.
+      std::vector<TokenId> special;
+      for (TokenId t : allowed) {
+        if (tok->is_special(t)) special.push_back(t);
+      }
+      const TokenId t = !special.empty() && rng() % 2 == 0 ? special[rng() % special.size()]
+                                                           : allowed[rng() % allowed.size()];
+      specials_taken += tok->is_special(t) ? 1 : 0;
+      ASSERT_TRUE(m->AcceptToken(t));
+      output += chars_of(t);
+      if (step == 3) {
+        // Rollback over whatever was taken (special tokens included) and
+        // take it again: the masks must not change.
+        std::vector<uint32_t> before(mask.size());
+        m->FillMask(before);
+        ASSERT_TRUE(m->Rollback(1).ok());
+        ASSERT_TRUE(m->AcceptToken(t));
+        std::vector<uint32_t> after(mask.size());
+        m->FillMask(after);
+        ASSERT_EQ(before, after) << "seed " << seed;
+      }
+    }
+  }
+  EXPECT_GT(compiled, 120);
+  EXPECT_GT(steps, 450);
+  EXPECT_GT(specials_taken, 100);
 }
 
 }  // namespace

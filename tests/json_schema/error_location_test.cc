@@ -91,8 +91,7 @@ INSTANTIATE_TEST_SUITE_P(
         SchemaCase{"CircularRef", R"({"$defs": {"x": {"$ref": "#/$defs/x"}}, "$ref": "#/$defs/x"})",
                    absl::StatusCode::kInvalidArgument, "/$defs/x"},
         // Rewriting combinators: "not" without an exact complement.
-        SchemaCase{"NotWithoutComplement",
-                   R"({"properties": {"a": {"not": {"patternProperties": {"x": true}}}}})",
+        SchemaCase{"NotWithoutComplement", R"({"properties": {"a": {"not": {"multipleOf": 3}}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a/not"},
         // Lowering.
         SchemaCase{"UnknownFormat",
@@ -172,7 +171,7 @@ TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
               with_pointer);
   // The sample holds refusals of many kinds (about 8% of the schemas refuse).
   EXPECT_GT(refusals, 15);
-  EXPECT_GT(with_pointer, 15);
+  EXPECT_GT(with_pointer, 10);
 }
 
 TEST(SpecLocationTest, PayloadsRoundTripAndTheLastOneWins) {

@@ -2,7 +2,9 @@
 // (Decimal comparison), matching with RE2.
 #include "compiler/json_schema/numeric_regex.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -340,6 +342,62 @@ TEST(DecimalPlacesRegexTest, MatchesExactlyTheMultiplesOfAPowerOfTenFraction) {
     EXPECT_GT(checked, 200);
   }
   EXPECT_FALSE(DecimalPlacesRegex(0).ok());
+}
+
+}  // namespace
+}  // namespace maskd::json_schema
+
+namespace maskd::json_schema {
+namespace {
+
+// x is a multiple of d iff x * 10^k / (d * 10^k) is an integer for k large
+// enough to make both integers: computed on the Decimal digits in 128 bits,
+// independently of the regex's last-digits argument.
+bool IsMultiple(const Decimal& x, const Decimal& d) {
+  if (x.is_zero()) return true;
+  const int64_t k = std::max<int64_t>({0, -x.exponent(), -d.exponent()});
+  auto scaled = [&](const Decimal& v) {
+    __int128 out = 0;
+    for (char c : v.digits()) out = out * 10 + (c - '0');
+    for (int64_t e = 0; e < v.exponent() + k; ++e) out *= 10;
+    return out;
+  };
+  return scaled(x) % scaled(d) == 0;
+}
+
+// Fixed spellings of every multiple of 0.05 in [-60, 60] (trailing zeros
+// too) and exponent spellings around 1e16-1e18, against IsMultiple.
+TEST(MultipleOfRegexTest, MatchesExactlyTheMultiples) {
+  std::vector<std::string> candidates;
+  for (int i = -1200; i <= 1200; ++i) {
+    const std::string v =
+        absl::StrCat(i / 20, ".", absl::Dec(std::abs(i % 20) * 5, absl::kZeroPad2));
+    const std::string sign = i < 0 && i / 20 == 0 ? "-" : "";
+    candidates.push_back(sign + v);
+    candidates.push_back(sign + v + "0");
+    if (i % 20 == 0) candidates.push_back(absl::StrCat(i / 20));
+  }
+  for (const char* e : {"1e+16", "2e+16", "2.5e+16", "1.5e+16", "1.25e+17", "1.2e+16", "5e+17",
+                        "1.0000000000000002e+16", "1.0000000000000005e+16", "4.2e+16", "-2.5e+16",
+                        "7.5E16", "2.000000000000001e+17", "0e0", "1e+300"}) {
+    candidates.push_back(e);
+  }
+  int multiples = 0;
+  for (const char* d : {"2.5", "0.25", "0.5", "20", "5", "0.2", "12.5", "0.04", "1"}) {
+    absl::StatusOr<std::string> re = MultipleOfRegex(DecimalOf(d));
+    ASSERT_TRUE(re.ok()) << d << ": " << re.status();
+    RE2 compiled(*re);
+    ASSERT_TRUE(compiled.ok()) << *re;
+    for (const std::string& s : candidates) {
+      const bool expected = IsMultiple(DecimalOf(s), DecimalOf(d));
+      multiples += expected;
+      ASSERT_EQ(RE2::FullMatch(s, compiled), expected) << s << " multipleOf " << d << "\n" << *re;
+    }
+  }
+  EXPECT_GT(multiples, 1000);
+  for (const char* d : {"3", "1.5", "13.5", "0.00025", "7e-20"}) {
+    EXPECT_EQ(MultipleOfRegex(DecimalOf(d)).status().code(), absl::StatusCode::kUnimplemented) << d;
+  }
 }
 
 }  // namespace

@@ -312,16 +312,27 @@ TEST(ParseSchemaTest, AllOfKeepsWhatOneNodeCannotHold) {
   Schema s = Parse(R"({"allOf": [{"anyOf": [{"type": "string"}, {"type": "null"}]},
       {"anyOf": [{"maxLength": 3}, {"type": "null"}]},
       {"patternProperties": {"^a": {"type": "string"}}, "additionalProperties": false},
-      {"properties": {"b": {}}}]})",
+      {"properties": {"b": {}}, "patternProperties": {"^b": {}}}]})",
                    AsWritten());
   const SchemaNode& r = Root(s);
   EXPECT_EQ(r.any_of.size(), 2u);
-  // The second anyOf and the second object part stay separate allOf entries.
+  EXPECT_EQ(r.additional_properties, kFalseNode);
+  // The second anyOf and the second object part (patterns on both sides, one
+  // closing the object) stay separate allOf entries.
   ASSERT_EQ(r.all_of.size(), 2u);
   EXPECT_EQ(s.node(r.all_of[0]).any_of.size(), 2u);
-  EXPECT_EQ(s.node(r.all_of[1]).pattern_properties.size(), 1u);
-  EXPECT_EQ(s.node(r.all_of[1]).additional_properties, kFalseNode);
-  EXPECT_EQ(r.properties.size(), 1u);  // {"b": {}} merged: no patterns on either side.
+  ASSERT_EQ(s.node(r.all_of[1]).pattern_properties.size(), 1u);
+  EXPECT_EQ(s.node(r.all_of[1]).pattern_properties[0].first, "^b");
+  EXPECT_EQ(s.node(r.all_of[1]).properties.size(), 1u);
+
+  // A part without patterns merges: its key b matches no pattern of the
+  // other part, so that part's additionalProperties (false) applies to it.
+  Schema merged = Parse(R"({"allOf": [{"patternProperties": {"^a": {"type": "string"}},
+      "additionalProperties": false}, {"properties": {"b": {}, "ab": {"type": "string"}}}]})",
+                        AsWritten());
+  EXPECT_TRUE(Root(merged).all_of.empty());
+  EXPECT_EQ(Prop(merged, Root(merged), "b").types, 0);
+  EXPECT_EQ(Prop(merged, Root(merged), "ab").types, kStringType);
 }
 
 TEST(ParseSchemaTest, ContradictionsMatchNothingAndSayWhere) {

@@ -34,6 +34,12 @@ bool ValidateNode(const Schema& schema, const SchemaNode& n, const JsonValue& v,
         if (!seen.insert(x.CanonicalKey()).second) return false;
       }
     }
+    // Normalized complements: some item from index `from` on matches.
+    for (const SchemaNode::SomeItem& some : n.some_items) {
+      bool found = false;
+      for (size_t i = some.from; i < items.size(); ++i) found = found || ok(some.value, items[i]);
+      if (!found) return false;
+    }
     if (n.contains != kNoNode) {
       uint64_t count = 0;
       for (const JsonValue& x : items) count += ok(n.contains, x);
@@ -56,6 +62,14 @@ bool ValidateNode(const Schema& schema, const SchemaNode& n, const JsonValue& v,
       }
       if (!matched && !ok(n.additional_properties, value)) return false;
       if (!ok(n.property_names, JsonValue::String(key))) return false;
+    }
+    // Normalized complements: some member with a key in K and a value in V.
+    for (const SchemaNode::SomeMember& m : n.some_members) {
+      bool found = false;
+      for (const auto& [key, value] : v.members()) {
+        found = found || (ok(m.key, JsonValue::String(key)) && ok(m.value, value));
+      }
+      if (!found) return false;
     }
     for (const auto& [key, deps] : n.dependent_required) {
       bool present = false;

@@ -227,9 +227,9 @@ TEST(JsonSchemaCombinatorsTest, RefusalsNameTheKeywordAndPointer) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"properties": {"a": {"not": {"type": "string", "format": "date"}}}})",
        "\"not\" of \"format\" (no exact complement) at /properties/a/not"},
-      {R"({"not": {"items": {"type": "string"}}})", "\"not\" of \"items\""},
-      {R"({"oneOf": [{"additionalProperties": false}, {"required": ["a"]}]})",
-       "oneOf whose branches may overlap: \"not\" of \"additionalProperties\""},
+      {R"({"not": {"contains": {"type": "string"}}})", "\"not\" of \"contains\""},
+      {R"({"oneOf": [{"multipleOf": 3}, {"maximum": 3}]})",
+       "oneOf whose branches may overlap: \"not\" of \"multipleOf\""},
       {R"({"if": {"uniqueItems": true}, "then": {"maxItems": 3}})",
        "if/then/else: \"not\" of \"uniqueItems\""},
   };

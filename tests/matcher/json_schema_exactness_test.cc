@@ -196,5 +196,54 @@ TEST(JsonSchemaExactnessTest, Draft7RefIgnoresSiblingId) {
                 {"1"}}});
 }
 
+// Array-form `items` per dialect: a tuple (with additionalItems) through
+// 2019-09 and without a `$schema`; invalid where 2020-12 is declared.
+TEST(JsonSchemaExactnessTest, ArrayFormItemsPerDialect) {
+  for (const char* dialect : {"http://json-schema.org/draft-07/schema#",
+                              "https://json-schema.org/draft/2019-09/schema", ""}) {
+    const std::string declared =
+        *dialect ? std::string(R"("$schema":")") + dialect + "\"," : std::string();
+    ExpectCases({{"{" + declared + R"("items":[{"type":"string"}],"additionalItems":false})",
+                  {R"(["a"])", "[]"},
+                  {R"(["a", 1])", "[1]"}}});
+  }
+  auto g = Compile(R"({"$schema":"https://json-schema.org/draft/2020-12/schema",
+                       "properties":{"t":{"items":[{"type":"string"}]}}})");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("\"items\""));
+  EXPECT_THAT(g.status().message(), HasSubstr("/properties/t/items"));
+}
+
+// Draft 4 names resources with `id` only: a `$id` there moves no base URI
+// (accepted {"p":{"q":1}} before the fix, resolving the ref in other.json).
+TEST(JsonSchemaExactnessTest, Draft4DollarIdNamesNothing) {
+  const std::string body = R"("definitions":{"b":{"type":"string"},
+      "a":{"$id":"http://example.com/other.json","definitions":{"b":{"type":"integer"}},
+           "properties":{"q":{"$ref":"#/definitions/b"}}}},
+      "properties":{"p":{"$ref":"#/definitions/a"}}})";
+  ExpectCases({{R"({"$schema":"http://json-schema.org/draft-04/schema#",)" + body,
+                {R"({"p":{"q":"s"}})"},
+                {R"({"p":{"q":1}})"}},
+               {R"({"$schema":"http://json-schema.org/draft-07/schema#",)" + body,
+                {R"({"p":{"q":1}})"},
+                {R"({"p":{"q":"s"}})"}}});
+}
+
+// unevaluatedItems is resolved where the schema object alone decides which
+// items are evaluated (dialect_cases.jsonl checks those against
+// python3-jsonschema); beside in-place applicators it is refused by name.
+TEST(JsonSchemaExactnessTest, UnevaluatedItemsBesideApplicatorsIsRefusedByName) {
+  auto g = Compile(R"({"properties": {"l": {"allOf": [{"prefixItems": [{"type": "string"}]}],
+                       "unevaluatedItems": false}}})");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(g.status().message(), HasSubstr("unevaluatedItems"));
+  EXPECT_THAT(g.status().message(), HasSubstr("/properties/l/unevaluatedItems"));
+  ExpectCases({{R"({"prefixItems": [{"type": "string"}], "unevaluatedItems": {"type": "integer"}})",
+                {R"(["a", 1, 2])", "[]"},
+                {R"(["a", "b"])", "[1]"}}});
+}
+
 }  // namespace
 }  // namespace maskd

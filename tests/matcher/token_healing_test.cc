@@ -3,6 +3,7 @@
 // word and an emoji's first bytes, and a brute-force oracle over the whole
 // vocabulary for the first mask of the healed spec: token t is allowed iff
 // bytes(t) is a prefix of removed_bytes + some choice.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,15 @@ TEST_P(TokenHealingTest, HealedMasksMatchBruteForce) {
   }
   ASSERT_FALSE(prompt.empty());
   const Healing healing = HealPromptTail(*tokenizer, prompt);
+  // The sorted-vocabulary version (the service's) agrees with the reference
+  // on every tail of the prompt.
+  for (size_t n = 0; n <= prompt.size(); ++n) {
+    const std::span<const TokenId> tail(prompt.data() + prompt.size() - n, n);
+    const Healing reference = HealPromptTail(*tokenizer, tail);
+    const Healing fast = HealPromptTail(tokenizer, tail);
+    EXPECT_EQ(fast.tokens_to_drop, reference.tokens_to_drop) << n;
+    EXPECT_EQ(fast.removed_bytes, reference.removed_bytes) << n;
+  }
   ASSERT_GT(healing.tokens_to_drop, 0u);
   ASSERT_LE(healing.tokens_to_drop, prompt.size());
   // The removed bytes are exactly the dropped tokens' bytes, the prompt's end.

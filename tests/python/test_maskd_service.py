@@ -21,7 +21,7 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 
 def setUpModule():
     global SERVER, CLIENT, TOKENIZER
-    SERVER = MaskdServer(MASKD)
+    SERVER = MaskdServer(MASKD, tokenizers=("llama3", "gptoss"))
     CLIENT = MaskClient(SERVER.address, timeout=60)
     TOKENIZER = CLIENT.register_tokenizer(preloaded_name="llama3")
 
@@ -30,6 +30,14 @@ def tearDownModule():
     CLIENT.close()
     code = SERVER.stop()
     assert code == 0, f"maskd exited with {code}; log:\n{SERVER.log()}"
+
+
+def TOKENIZER_ENCODE(text):
+    """The server's canonical tokenization of `text` (a one-choice spec's jump-forward)."""
+    with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+        result = session.open(1, Choices([text]))
+        assert result.jump_forward_bytes == text.encode(), result.jump_forward_bytes
+        return list(result.jump_forward_tokens)
 
 
 def walk(session, seq_id, first, rng, steps):
@@ -133,6 +141,30 @@ class StructuralTagTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             ToolCalls(tools, format="mistral").to_proto()
 
+    def test_harmony_tool_calls_with_gpt_oss(self):
+        """gpt-oss harmony: the special tokens are grammar terminals."""
+        gptoss = CLIENT.register_tokenizer(preloaded_name="gptoss")
+        tools = [{"name": "get_weather",
+                  "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                 "required": ["city"], "additionalProperties": False}}]
+        channel, constrain = 200005, 200003
+        with CLIENT.session(tokenizer_id=gptoss.tokenizer_id) as session:
+            first = session.open(1, ToolCalls(tools, format="harmony", require_call=True))
+            # Only <|channel|> may start the message, never its text as ordinary tokens.
+            self.assertEqual(first.mask.allowed_ids().tolist(), [channel])
+            self.assertFalse(first.may_stop)
+            after = session.advance(1, [channel])
+            # The recipient is forced text; jump-forward stops before <|constrain|>.
+            self.assertEqual(after.jump_forward_bytes, b"commentary to=functions.get_weather ")
+            self.assertFalse(after.mask.allowed(channel))
+            self.assertFalse(after.mask.allowed(constrain))
+        # Llama 3 has no harmony tokens: a spec error naming the token, not a failed RPC.
+        with self.assertRaises(CompileError) as ctx:
+            CLIENT.compile(TOKENIZER.tokenizer_id, ToolCalls(tools, format="harmony"))
+        self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(ctx.exception.location.json_pointer, "/special_tokens/0")
+        self.assertIn("<|channel|>", str(ctx.exception))
+
     def test_reasoning_first(self):
         schema = JsonSchema({"type": "integer"})
         plain = CLIENT.compile(TOKENIZER.tokenizer_id, schema)
@@ -145,6 +177,54 @@ class StructuralTagTest(unittest.TestCase):
             self.assertGreater(first.mask.allowed_count, TOKENIZER.vocab_size - 256 - 50)
             self.assertFalse(first.may_stop)
             self.assertLess(session.open(2, plain).mask.allowed_count, 2000)
+
+
+    def test_reasoning_token_budget(self):
+        thinking = CLIENT.compile(TOKENIZER.tokenizer_id, Choices(["yes", "no"]),
+                                  CompileOptions(reasoning_end_marker="</think>"))
+        marker = TOKENIZER_ENCODE("</think>")
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            first = session.open(1, thinking, max_reasoning_tokens=2, max_rollback_tokens=4)
+            self.assertGreater(first.mask.allowed_count, 1000)
+            spent = session.advance(1, TOKENIZER_ENCODE("Hmm, so")[:2])
+            # Two tokens in: only the marker's own tokens (its prefixes) remain.
+            self.assertEqual(spent.jump_forward_bytes, b"</think>")
+            self.assertEqual(list(spent.jump_forward_tokens), marker)
+            self.assertLess(spent.mask.allowed_count, 10)
+            self.assertTrue(spent.allowed(marker[0]))
+            self.assertFalse(spent.allowed(TOKENIZER_ENCODE(" yes")[0]))
+            # Rollback gives the budget back.
+            back = session.rollback(1, 1)
+            self.assertGreater(back.mask.allowed_count, 1000)
+            done = session.advance(1, TOKENIZER_ENCODE(" well")[:1] + marker)
+            self.assertTrue(done.allowed(TOKENIZER_ENCODE("yes")[0]))
+            self.assertTrue(done.allowed(TOKENIZER_ENCODE("no")[0]))
+            self.assertLess(done.mask.allowed_count, 50)
+            self.assertFalse(done.may_stop)
+            with self.assertRaises(SequenceError) as ctx:
+                session.open(2, Choices(["a"]), max_reasoning_tokens=1)
+            self.assertEqual(ctx.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn("reasoning_end_marker", ctx.exception.message)
+
+    def test_token_healing(self):
+        url = CLIENT.compile(TOKENIZER.tokenizer_id, Choices(["//example.com"]))
+        prompt = TOKENIZER_ENCODE("See https:")
+        with CLIENT.session(tokenizer_id=TOKENIZER.tokenizer_id) as session:
+            healed = session.open(1, url, prompt_tail_tokens=prompt[-4:])
+            self.assertGreaterEqual(healed.prompt_tokens_to_drop, 1)
+            self.assertTrue(b"https:".endswith(healed.healed_bytes), healed.healed_bytes)
+            self.assertTrue(healed.healed_handle)
+            # The tokens that cover the dropped bytes and go on are allowed.
+            covering = TOKENIZER_ENCODE(healed.healed_bytes.decode() + "//example.com")[0]
+            self.assertTrue(healed.allowed(covering))
+            # Inline, the same healed compile.
+            inline = session.open(2, Choices(["//example.com"]),
+                                  prompt_tail_tokens=prompt[-4:])
+            self.assertEqual(inline.healed_handle, healed.healed_handle)
+            self.assertEqual(inline.mask.allowed_ids().tolist(), healed.mask.allowed_ids().tolist())
+            plain = session.open(3, url)
+            self.assertEqual(plain.prompt_tokens_to_drop, 0)
+            self.assertEqual(plain.healed_handle, "")
 
 
 class SessionTest(unittest.TestCase):

@@ -136,6 +136,25 @@ TEST(ExprSetTest, ConstructorsSimplify) {
   EXPECT_EQ(pool.ToString(pool.Concat(pool.Star(ab), pool.Or(a, pool.Not(c)))), "(ab)*(a|~c)");
 }
 
+// Appending to a chain rebuilds it (Concat is right-associated); the result
+// is memoized by both sides, so each (chain, tail) gets its own chain.
+TEST(ExprSetTest, AppendingToAChainIsRightAssociatedForEveryTail) {
+  ExprSet pool;
+  const ExprId key = pool.Literal("\"name\"");
+  const ExprId colon = pool.Byte(':');
+  const ExprId ws = pool.Star(pool.Byte(' '));
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(pool.Concat(key, colon), pool.Literal("\"name\":"));
+    EXPECT_EQ(pool.Concat(key, pool.Literal("x")), pool.Literal("\"name\"x"));
+    const ExprId with_ws = pool.Concat(key, ws);
+    EXPECT_EQ(pool.kind(with_ws), ExprKind::kConcat);
+    EXPECT_NE(pool.kind(pool.Args(with_ws)[0]), ExprKind::kConcat);
+    EXPECT_TRUE(pool.Matches(with_ws, "\"name\"  "));
+    EXPECT_FALSE(pool.Matches(with_ws, "\"name\":"));
+    EXPECT_EQ(pool.Concat(pool.Concat(key, ws), colon), pool.Concat(key, pool.Concat(ws, colon)));
+  }
+}
+
 TEST(ExprSetTest, BoundedRepeatIsSymbolic) {
   ExprSet pool;
   const size_t before = pool.size();

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
+#include "compiler/compile/token_healing.h"
 #include "compiler/matcher/matcher.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -244,6 +245,30 @@ TEST_F(EngineRpcTest, CompilesEverySpecKind) {
   EXPECT_NE(CompileHandle(other), response.grammar().handle());
 }
 
+// A bad tool list, and harmony for a tokenizer without harmony's special
+// tokens, are spec errors in CompileResponse.error, not failed RPCs.
+TEST_F(EngineRpcTest, ToolCallSpecErrorsAreInTheResponse) {
+  v1::CompileRequest request = SchemaRequest("");
+  v1::ToolCallsSpec* calls = request.mutable_spec()->mutable_tool_calls();
+  calls->set_format(v1::TOOL_CALL_FORMAT_QWEN3);
+  calls->add_tools()->set_name("a");
+  calls->add_tools()->set_name("a");
+  v1::CompileResponse response = Compile(request);
+  ASSERT_TRUE(response.has_error()) << response.DebugString();
+  EXPECT_EQ(response.error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response.error().message(), HasSubstr("repeats the name \"a\""));
+
+  calls->mutable_tools(1)->set_name("b");
+  calls->set_format(v1::TOOL_CALL_FORMAT_HARMONY);
+  response = Compile(request);
+  ASSERT_TRUE(response.has_error()) << response.DebugString();
+  EXPECT_EQ(response.error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response.error().message(),
+              HasSubstr("\"<|channel|>\" is not a special token of tokenizer"));
+  calls->set_format(v1::TOOL_CALL_FORMAT_QWEN3);
+  EXPECT_TRUE(Compile(request).has_grammar());
+}
+
 TEST_F(EngineRpcTest, GrammarSessionsOpenedInlineEqualTheInProcessMatcher) {
   struct Case {
     v1::GrammarDialect wire;
@@ -294,6 +319,88 @@ TEST_F(EngineRpcTest, GrammarSessionsOpenedInlineEqualTheInProcessMatcher) {
     EXPECT_EQ(response.results(0).stop(),
               local->MustStop() ? v1::STOP_STATUS_MUST_STOP : v1::STOP_STATUS_MAY_STOP)
         << c.text;
+    EXPECT_TRUE(stream.Close().ok());
+  }
+}
+
+// Token healing through the real server (OpenSequence.prompt_tail_tokens):
+// for prompts ending in "https:", " {", a partial word and an emoji's first
+// bytes, the tokens to drop and the masks along a healed continuation equal
+// the in-process engine's (HealPromptTail + required_prefix), opened inline
+// and by handle (one healed compile, one healed handle).
+TEST_F(EngineRpcTest, TokenHealingAtOpenEqualsTheInProcessEngine) {
+  struct Case {
+    std::string prompt;
+    std::vector<std::string> choices;
+    std::string raw_bytes;  // appended as single-byte tokens (a cut emoji)
+    // Reasoning first: free text (any bytes, so also an emoji's last bytes,
+    // which no choice on the wire can start with: choices are UTF-8).
+    std::string reasoning_end_marker;
+    std::string walk;  // the output after the removed bytes
+  };
+  const std::vector<Case> cases = {
+      {"See https:", {"//example.com", "//maskd.dev/x"}, "", "", "//example.com"},
+      {"Answer in JSON: {", {"\"a\": 1}", "}"}, "", "", "\"a\": 1}"},
+      {"The capital of France is Par", {"is.", "isian"}, "", "", "isian"},
+      {"Smile ", {"ok"}, "\xF0\x9F", "</think>", "\x98\x80 fine</think>ok"}};
+  int sequence = 900;
+  for (const Case& c : cases) {
+    std::vector<TokenId> prompt = tokenizer().Encode(c.prompt);
+    for (char byte : c.raw_bytes) {
+      for (TokenId t = 0; t < tokenizer().vocab_size(); ++t) {
+        if (tokenizer().token_bytes(t) == std::string(1, byte)) prompt.push_back(t);
+      }
+    }
+    const std::vector<TokenId> tail(prompt.end() - std::min<size_t>(prompt.size(), 6),
+                                    prompt.end());
+    const Healing healing = HealPromptTail(tokenizer(), tail);
+    ASSERT_GT(healing.tokens_to_drop, 0u) << c.prompt;
+    GrammarSpec spec;
+    spec.kind = SpecKind::kChoices;
+    spec.choices = c.choices;
+    CompileOptions options;
+    options.required_prefix = healing.removed_bytes;
+    options.reasoning_end_marker = c.reasoning_end_marker;
+    auto grammar = CompileGrammar(spec, options, *tokenizer_);
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    auto local = Matcher::Create(*grammar);
+
+    v1::CompileRequest compile;
+    compile.set_tokenizer_id(tokenizer().id());
+    for (const std::string& choice : c.choices) {
+      compile.mutable_spec()->mutable_choices()->add_choices(choice);
+    }
+    compile.mutable_options()->set_reasoning_end_marker(c.reasoning_end_marker);
+    Stream stream(stub_.get());
+    v1::StepRequest open;
+    v1::SequenceOp* op = open.add_ops();
+    op->set_sequence_id(++sequence);
+    *op->mutable_open()->mutable_compile() = compile;
+    op->mutable_open()->mutable_prompt_tail_tokens()->Add(tail.begin(), tail.end());
+    // The same by handle, on a second sequence of the same request.
+    v1::SequenceOp* by_handle = OpenByHandle(open, sequence + 50, CompileHandle(compile));
+    by_handle->mutable_open()->mutable_prompt_tail_tokens()->Add(tail.begin(), tail.end());
+    v1::StepResponse response;
+    ASSERT_TRUE(stream.Step(open, &response));
+    for (const v1::SequenceResult& result : response.results()) {
+      ASSERT_FALSE(result.has_error()) << c.prompt << ": " << result.error().message();
+      EXPECT_EQ(result.healing().prompt_tokens_to_drop(), healing.tokens_to_drop) << c.prompt;
+      EXPECT_EQ(result.healing().removed_bytes(), healing.removed_bytes) << c.prompt;
+      EXPECT_EQ(result.healing().healed_handle(), response.results(0).healing().healed_handle());
+      EXPECT_EQ(DecodeMask(result.mask()), LocalMask(*local)) << c.prompt;
+    }
+    // Along the canonical tokenization of the healed text.
+    const std::vector<TokenId> tokens = tokenizer().Encode(healing.removed_bytes + c.walk);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      v1::StepRequest step;
+      Advance(step, sequence)->add_tokens(tokens[i]);
+      ASSERT_TRUE(stream.Step(step, &response));
+      ASSERT_FALSE(response.results(0).has_error()) << response.results(0).error().message();
+      ASSERT_TRUE(local->AcceptToken(tokens[i]));
+      EXPECT_EQ(DecodeMask(response.results(0).mask()), LocalMask(*local)) << c.prompt << " " << i;
+    }
+    EXPECT_TRUE(local->CanStop());
+    EXPECT_NE(response.results(0).stop(), v1::STOP_STATUS_CONTINUE);
     EXPECT_TRUE(stream.Close().ok());
   }
 }

@@ -5,6 +5,7 @@
 // brute-force viability check: a token is allowed iff some string of the
 // language (decided by an independent backtracking recognizer written from
 // the documented semantics) starts with output + token bytes.
+#include <algorithm>
 #include <functional>
 #include <random>
 #include <set>
@@ -131,6 +132,114 @@ TEST_P(TriggeredTagsOracleTest, MasksMatchBruteForce) {
   EXPECT_GT(checked, 5000);
 }
 
+// triggered_tags anywhere (inside an or, inside a sequence, before a
+// literal): sequence[ or[ TriggeredSpec's format, "a" ], "b" ]. The free
+// text where the part may end runs up to the first "<" (a tag) or "b" (the
+// part ends; before the first tag with at_least_one only "<" counts).
+std::string TriggeredInSequenceSpec(bool at_least_one, bool stop_after_first) {
+  const std::string tags = TriggeredSpec(at_least_one, stop_after_first);
+  // TriggeredSpec's format object: from "{"type":"triggered_tags"" to the
+  // second-last brace.
+  const std::string format =
+      tags.substr(tags.find(R"({"type":"triggered_tags")"),
+                  tags.size() - 1 - tags.find(R"({"type":"triggered_tags")"));
+  return R"({"format":{"type":"sequence","elements":[{"type":"or","elements":[)" + format +
+         R"(,{"type":"const_string","value":"a"}]},{"type":"const_string","value":"b"}]}})";
+}
+
+// Where the triggered part (and its "b") may end when it starts at i.
+void TriggeredPartEnds(const std::string& s, size_t i, int tags, bool at_least_one,
+                       bool stop_after_first, std::set<size_t>& ends) {
+  if (stop_after_first && tags == 1) {
+    if (s.compare(i, 1, "b") == 0) ends.insert(i + 1);
+    return;
+  }
+  const bool may_end = !(at_least_one && tags == 0);
+  const size_t k = s.find('<', i);
+  const size_t m = may_end ? s.find('b', i) : std::string::npos;
+  if (m != std::string::npos && (k == std::string::npos || m < k)) {
+    ends.insert(m + 1);
+    return;
+  }
+  if (k == std::string::npos) return;
+  for (const std::string content : {"a", "ab"}) {
+    const std::string whole = "<f" + content + ">";
+    if (s.compare(k, whole.size(), whole) == 0) {
+      TriggeredPartEnds(s, k + whole.size(), tags + 1, at_least_one, stop_after_first, ends);
+    }
+  }
+  if (s.compare(k, 2, "<<") == 0) {
+    const size_t end = s.find(">>", k + 2);
+    if (end != std::string::npos) {
+      TriggeredPartEnds(s, end + 2, tags + 1, at_least_one, stop_after_first, ends);
+    }
+  }
+}
+
+bool InSequence(const std::string& s, bool at_least_one, bool stop_after_first) {
+  std::set<size_t> ends;
+  TriggeredPartEnds(s, 0, 0, at_least_one, stop_after_first, ends);
+  if (s.starts_with("ab")) ends.insert(2);
+  return ends.count(s.size()) > 0;
+}
+
+class TriggeredTagsInSequenceOracleTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
+};
+INSTANTIATE_TEST_SUITE_P(Flags, TriggeredTagsInSequenceOracleTest,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool()));
+
+TEST_P(TriggeredTagsInSequenceOracleTest, MasksMatchBruteForce) {
+  const auto [at_least_one, stop_after_first] = GetParam();
+  auto in = [&](const std::string& s) { return InSequence(s, at_least_one, stop_after_first); };
+  // The shortest completion of a prefix: a tag and "b" (at_least_one).
+  const int depth = at_least_one ? 5 : 4;
+  int checked = 0;
+  size_t longest = 0;
+  // Deeper viability checks cost more: fewer vocabularies then.
+  for (int seed = 0; seed < (at_least_one ? 1 : 2); ++seed) {
+    std::mt19937 rng(100 + seed);
+    std::set<std::string> vocab;
+    for (char c : kAlphabet) vocab.insert(std::string(1, c));
+    for (const char* piece : {"<<", ">>", "<f", "ab", "b<", ">b"}) vocab.insert(piece);
+    while (vocab.size() < 40) {
+      std::string s;
+      const size_t len = 1 + rng() % 4;
+      for (size_t i = 0; i < len; ++i) s.push_back(kAlphabet[rng() % kAlphabet.size()]);
+      vocab.insert(s);
+    }
+    auto tokenizer = std::make_shared<SmallVocabTokenizer>(
+        std::vector<std::string>(vocab.begin(), vocab.end()), "seq-tags-" + std::to_string(seed));
+    auto grammar = CompileTag(TriggeredInSequenceSpec(at_least_one, stop_after_first), tokenizer);
+    ASSERT_TRUE(grammar.ok()) << grammar.status();
+    for (int walk = 0; walk < 3; ++walk) {
+      auto matcher = Matcher::Create(*grammar);
+      const TokenId eos = tokenizer->eos_ids()[0];
+      std::vector<uint32_t> mask((tokenizer->vocab_size() + 31) / 32);
+      std::string output;
+      for (int step = 0; step < 14; ++step) {
+        matcher->FillMask(mask);
+        std::vector<TokenId> allowed;
+        for (TokenId t = 0; t < tokenizer->vocab_size(); ++t) {
+          const bool expected =
+              t == eos ? in(output)
+                       : Viable(output + std::string(tokenizer->token_bytes(t)), depth, in);
+          ASSERT_EQ(Bit(mask, t), expected)
+              << "output '" << output << "' token '" << tokenizer->token_bytes(t) << "'";
+          if (expected && t != eos) allowed.push_back(t);
+          ++checked;
+        }
+        if (allowed.empty()) break;
+        const TokenId t = allowed[rng() % allowed.size()];
+        ASSERT_TRUE(matcher->AcceptToken(t));
+        output += tokenizer->token_bytes(t);
+        longest = std::max(longest, output.size());
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(longest, 8u);
+}
+
 std::shared_ptr<SmallVocabTokenizer> ByteTokenizer() {
   std::vector<std::string> vocab;
   for (int b = 32; b < 127; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
@@ -224,6 +333,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{
             "AnyTextInTheMiddle",
             R"({"format":{"type":"sequence","elements":[{"type":"any_text"},{"type":"regex","pattern":"a"}]}})",
+            absl::StatusCode::kUnimplemented, "/format/elements/0"},
+        ErrorCase{
+            "TriggeredTagsBeforeANonLiteral",
+            R"({"format":{"type":"sequence","elements":[{"type":"triggered_tags","triggers":["<"],"tags":[{"type":"tag","begin":"<a>","content":{"type":"const_string","value":"x"},"end":"</a>"}]},{"type":"regex","pattern":"a"}]}})",
+            absl::StatusCode::kUnimplemented, "/format/elements/0"},
+        ErrorCase{
+            "TriggeredTagsBeforeAnEmptyLiteral",
+            R"({"format":{"type":"sequence","elements":[{"type":"triggered_tags","triggers":["<"],"tags":[{"type":"tag","begin":"<a>","content":{"type":"const_string","value":"x"},"end":"</a>"}]},{"type":"const_string","value":""}]}})",
             absl::StatusCode::kUnimplemented, "/format/elements/0"},
         ErrorCase{
             "SchemaErrorPointsIntoTheSchema",

@@ -2,13 +2,17 @@
 // tokenizers: a model's canonical tokenization of a realistic output passes
 // through the masks token by token, EOS where the output may end, and calls
 // that break the tool's schema or name an unknown tool are refused.
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/structural_tag/tool_calls.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
 #include "tests/support/real_tokenizer.h"
 
 namespace maskd {
@@ -149,8 +153,168 @@ TEST(ToolCallsTest, BadToolListsAreRefused) {
       absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ToolCallStructuralTag({{"a", "{"}}, ToolCallFormat::kQwen3, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ToolCallStructuralTag(kTools, ToolCallFormat::kHarmony, {}).status().code(),
-            absl::StatusCode::kUnimplemented);
+}
+
+// gpt-oss harmony: the special tokens are token terminals. The model's own
+// tokenization of a call passes; at the start only <|channel|> is allowed
+// (never its text spelled with ordinary tokens); EOS only after <|call|>.
+TEST(ToolCallsTest, HarmonyCallWithSpecialTokens) {
+  auto tokenizer = testing::LoadRealTokenizer("gptoss");
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kHarmony, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  constexpr TokenId kChannel = 200005, kConstrain = 200003, kMessage = 200008, kCall = 200012;
+  const std::string call =
+      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+      "{\"city\": \"Paris\", \"unit\": \"c\"}<|call|>";
+  const std::vector<TokenId> ids = tokenizer->Encode(call);
+  for (TokenId special : {kChannel, kConstrain, kMessage, kCall}) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), special), ids.end()) << special;
+  }
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // Before <|call|>, EOS is refused.
+  const std::vector<TokenId> open(ids.begin(), ids.end() - 1);
+  auto [open_allowed, open_eos] = Walk(grammar, *tokenizer, open);
+  EXPECT_EQ(open_allowed, open.size());
+  EXPECT_FALSE(open_eos);
+
+  auto matcher = Matcher::Create(grammar);
+  std::vector<uint32_t> mask((tokenizer->vocab_size() + 31) / 32);
+  matcher->FillMask(mask);
+  size_t count = 0;
+  for (TokenId t = 0; t < tokenizer->vocab_size(); ++t) count += Bit(mask, t) ? 1 : 0;
+  EXPECT_EQ(count, 1u);
+  EXPECT_TRUE(Bit(mask, kChannel));
+  // The special token's text as ordinary bytes is not the token.
+  EXPECT_FALSE(matcher->AcceptBytes("<|channel|>"));
+  // No jump-forward over a token terminal; after it, the forced text is
+  // never a special token's bytes.
+  EXPECT_TRUE(matcher->ComputeJumpForward().bytes.empty());
+  ASSERT_TRUE(matcher->AcceptToken(kChannel));
+  // Unknown tool and bad arguments are refused; a final answer may end.
+  for (const std::string bad :
+       {"<|channel|>commentary to=functions.get_stock <|constrain|>json<|message|>{}<|call|>",
+        "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>"}) {
+    const std::vector<TokenId> bad_ids = tokenizer->Encode(bad);
+    EXPECT_LT(Walk(grammar, *tokenizer, bad_ids).first, bad_ids.size()) << bad;
+  }
+  EXPECT_TRUE(
+      Walk(grammar, *tokenizer, tokenizer->Encode("<|channel|>final<|message|>Hi.")).second);
+  // Required call: the final channel is gone.
+  ToolCallOptions required;
+  required.require_call = true;
+  auto must_call = Compile(ToolCallFormat::kHarmony, required, tokenizer);
+  ASSERT_NE(must_call, nullptr);
+  const std::vector<TokenId> final_ids = tokenizer->Encode("<|channel|>final<|message|>Hi.");
+  EXPECT_LT(Walk(must_call, *tokenizer, final_ids).first, final_ids.size());
+}
+
+TEST(ToolCallsTest, HarmonyNeedsATokenizerWithItsSpecialTokens) {
+  auto tokenizer = testing::LoadRealTokenizer("llama3");
+  ASSERT_NE(tokenizer, nullptr);
+  absl::StatusOr<std::string> tag = ToolCallStructuralTag(kTools, ToolCallFormat::kHarmony, {});
+  ASSERT_TRUE(tag.ok()) << tag.status();
+  GrammarSpec spec;
+  spec.kind = SpecKind::kStructuralTag;
+  spec.text = *tag;
+  auto grammar = CompileGrammar(spec, CompileOptions{}, tokenizer);
+  ASSERT_FALSE(grammar.ok());
+  EXPECT_EQ(grammar.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(grammar.status().message().find("\"<|channel|>\" is not a special token"),
+            std::string::npos)
+      << grammar.status();
+}
+
+// gpt-oss: the reasoning ends at the final channel, <|channel|>final<|message|>,
+// made of special tokens. Before it any text and special tokens (EOS
+// excepted); <|channel|> followed by other text is not the marker.
+TEST(ReasoningTest, GptOssFinalChannelThenJson) {
+  auto tokenizer = testing::LoadRealTokenizer("gptoss");
+  ASSERT_NE(tokenizer, nullptr);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
+  CompileOptions options;
+  options.reasoning_end_marker = "<|channel|>final<|message|>";
+  auto grammar = CompileGrammar(spec, options, tokenizer);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  const std::string reasoning =
+      "<|channel|>analysis<|message|>Think: {\"a\": is wanted. <|channel|>final is text "
+      "here<|end|><|start|>assistant";
+  const std::vector<TokenId> thinking = tokenizer->Encode(reasoning);
+  auto [allowed, eos] = Walk(*grammar, *tokenizer, thinking);
+  EXPECT_EQ(allowed, thinking.size());
+  EXPECT_FALSE(eos);
+  const std::vector<TokenId> ids =
+      tokenizer->Encode(reasoning + "<|channel|>final<|message|>{\"a\": 1}");
+  std::tie(allowed, eos) = Walk(*grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  // After the marker, only the JSON: no special token, no other text.
+  const std::vector<TokenId> bad =
+      tokenizer->Encode("<|channel|>final<|message|><|channel|>final<|message|>{\"a\": 1}");
+  EXPECT_EQ(Walk(*grammar, *tokenizer, bad).first, 3u);
+  const std::vector<TokenId> text_after = tokenizer->Encode("<|channel|>final<|message|>Sure");
+  EXPECT_EQ(Walk(*grammar, *tokenizer, text_after).first, 3u);
+  // A marker of special tokens that ends in text cannot be exact here.
+  options.reasoning_end_marker = "<|channel|>final";
+  auto refused = CompileGrammar(spec, options, tokenizer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented) << refused.status();
+}
+
+// The Llama 3 tokenizer made a Llama 3.1 one: 3.1 names the reserved ids
+// 128008 and 128010 <|eom_id|> and <|python_tag|>; the vocabulary is the same.
+std::shared_ptr<const Tokenizer> Llama31() {
+  const std::string dir = testing::TokenizerDir("llama3");
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string json = absl::StrReplaceAll(read(dir + "/tokenizer.json"),
+                                               {{"<|reserved_special_token_5|>", "<|python_tag|>"},
+                                                {"<|reserved_special_token_4|>", "<|eom_id|>"}});
+  auto tokenizer = Tokenizer::FromJson(json, read(dir + "/tokenizer_config.json"));
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  return tokenizer.ok() ? *tokenizer : nullptr;
+}
+
+TEST(ToolCallsTest, Llama3PythonTagCall) {
+  auto tokenizer = Llama31();
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kLlama3PythonTag, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  const std::vector<TokenId> ids =
+      tokenizer->Encode(R"(<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}})");
+  ASSERT_EQ(ids[0], 128010u);
+  auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+  EXPECT_EQ(allowed, ids.size());
+  EXPECT_TRUE(eos);
+  EXPECT_TRUE(Walk(grammar, *tokenizer, tokenizer->Encode("Just text.")).second);
+  // A call after the tag must follow the tool's schema.
+  const std::vector<TokenId> bad =
+      tokenizer->Encode(R"(<|python_tag|>{"name": "get_weather", "parameters": {}})");
+  EXPECT_LT(Walk(grammar, *tokenizer, bad).first, bad.size());
+  ToolCallOptions required;
+  required.require_call = true;
+  auto must_call = Compile(ToolCallFormat::kLlama3PythonTag, required, tokenizer);
+  ASSERT_NE(must_call, nullptr);
+  EXPECT_EQ(Walk(must_call, *tokenizer, tokenizer->Encode("Just text.")).first, 0u);
+  // Llama 3.0 has no <|python_tag|>: refused, not approximated by text.
+  auto llama3 = testing::LoadRealTokenizer("llama3");
+  ASSERT_NE(llama3, nullptr);
+  GrammarSpec spec;
+  spec.kind = SpecKind::kStructuralTag;
+  spec.text = *ToolCallStructuralTag(kTools, ToolCallFormat::kLlama3PythonTag, {});
+  auto refused = CompileGrammar(spec, CompileOptions{}, llama3);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("\"<|python_tag|>\" is not a special token"),
+            std::string::npos)
+      << refused.status();
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ const std::vector<Command>& AllCommands() {
         "tokenizer", "kind", "start_rule", "whitespace", "property_order", "unknown_formats"},
        RunCompile},
       {"tools",
-       "tools TOOLS_JSON [--format qwen3|llama3_json|harmony] [--require_call] [--single_call]",
+       "tools TOOLS_JSON [--format qwen3|llama3_json|llama3_python_tag|harmony] [--require_call] "
+       "[--single_call]",
        "Compiles tool calling for a list of tools on the server (maskd builds the structural\n"
        "tag for the model family) and prints what `compile` prints. TOOLS_JSON is an array of\n"
        "{\"name\", \"parameters\"} or OpenAI-style {\"type\":\"function\",\"function\":{...}}.",

@@ -1,6 +1,7 @@
 // maskctl compile SPEC_FILE: compiles on the server, prints the handle and
 // the compile stats, or the server's precise error.
 #include <iostream>
+#include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
@@ -15,6 +16,21 @@
 namespace maskd::maskctl {
 namespace {
 
+// What `kind:` prints: the spec kind, and for grammars their dialect.
+std::string KindLabel(const v1::ConstraintSpec& spec) {
+  if (spec.kind_case() != v1::ConstraintSpec::kGrammar) return client::SpecKindName(spec);
+  switch (spec.grammar().dialect()) {
+    case v1::GRAMMAR_DIALECT_GBNF:
+      return "gbnf";
+    case v1::GRAMMAR_DIALECT_LARK:
+      return "lark";
+    case v1::GRAMMAR_DIALECT_EBNF:
+      return "ebnf";
+    default:
+      return client::SpecKindName(spec);
+  }
+}
+
 // Compiles `spec` and prints the handle and stats, or the server's error.
 
 int CompileAndPrint(const char* kName, absl::StatusOr<v1::ConstraintSpec> spec) {
@@ -26,7 +42,7 @@ int CompileAndPrint(const char* kName, absl::StatusOr<v1::ConstraintSpec> spec) 
   absl::StatusOr<v1::TokenizerInfo> tokenizer =
       client->FindTokenizer(absl::GetFlag(FLAGS_tokenizer));
   if (!tokenizer.ok()) return FailWithStatus(kName, tokenizer.status(), kExitServerError);
-  const char* kind = client::SpecKindName(*spec);
+  const std::string kind = KindLabel(*spec);
   absl::StatusOr<client::CompileResult> result =
       client->Compile(tokenizer->tokenizer_id(), *std::move(spec), *std::move(options));
   if (!result.ok()) return FailWithStatus(kName, result.status(), kExitRejected);

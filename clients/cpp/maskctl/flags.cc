@@ -24,7 +24,7 @@ ABSL_FLAG(std::string, kind, "",
           "the file extension (.json, .regex/.re, .gbnf, "
           ".lark, .ebnf, .txt).");
 ABSL_FLAG(std::string, format, "qwen3",
-          "tools: the tool-call syntax: llama3_json, qwen3 or harmony.");
+          "tools: the tool-call syntax: llama3_json, llama3_python_tag, qwen3 or harmony.");
 ABSL_FLAG(bool, require_call, false, "tools: at least one tool call.");
 ABSL_FLAG(bool, single_call, false, "tools: the output ends after the first call.");
 ABSL_FLAG(std::string, start_rule, "", "Grammar start rule (gbnf/lark/ebnf); empty: default.");

@@ -30,9 +30,11 @@ absl::StatusOr<v1::ConstraintSpec> ReadToolsFile(const std::string& path, const 
     wire_format = v1::TOOL_CALL_FORMAT_QWEN3;
   } else if (format == "harmony") {
     wire_format = v1::TOOL_CALL_FORMAT_HARMONY;
+  } else if (format == "llama3_python_tag") {
+    wire_format = v1::TOOL_CALL_FORMAT_LLAMA3_PYTHON_TAG;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown --format '", format, "' (llama3_json, qwen3 or harmony)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --format '", format, "' (llama3_json, llama3_python_tag, qwen3 or harmony)"));
   }
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();

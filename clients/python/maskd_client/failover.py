@@ -67,6 +67,9 @@ class LedgerEntry:
     mask_encoding: int
     max_rollback_tokens: int
     tokens: List[int] = field(default_factory=list)
+    # Healing and budget as opened (a reopen heals the same way).
+    prompt_tail_tokens: List[int] = field(default_factory=list)
+    max_reasoning_tokens: Optional[int] = None
 
 
 class SequenceLedger:
@@ -92,8 +95,11 @@ class SequenceLedger:
                     spec, handle = o.compile, ""
                 else:
                     spec, handle = self._book.get(o.handle), o.handle
-                self.entries[seq] = LedgerEntry(spec, handle, o.mask_encoding,
-                                                o.max_rollback_tokens)
+                self.entries[seq] = LedgerEntry(
+                    spec, handle, o.mask_encoding, o.max_rollback_tokens,
+                    prompt_tail_tokens=list(o.prompt_tail_tokens),
+                    max_reasoning_tokens=(o.max_reasoning_tokens
+                                          if o.HasField("max_reasoning_tokens") else None))
             elif kind == "advance":
                 entry = self.entries.get(seq)
                 if entry is None:
@@ -138,11 +144,13 @@ class SequenceLedger:
                     "with an inline spec, or compile through the same client)")
                 continue
             restorable.append((seq, entry))
-            opens.append(session_pb2.SequenceOp(
-                sequence_id=seq,
-                open=session_pb2.OpenSequence(compile=entry.compile,
+            reopen = session_pb2.OpenSequence(compile=entry.compile,
                                               mask_encoding=entry.mask_encoding,
-                                              max_rollback_tokens=entry.max_rollback_tokens)))
+                                              max_rollback_tokens=entry.max_rollback_tokens,
+                                              prompt_tail_tokens=entry.prompt_tail_tokens)
+            if entry.max_reasoning_tokens is not None:
+                reopen.max_reasoning_tokens = entry.max_reasoning_tokens
+            opens.append(session_pb2.SequenceOp(sequence_id=seq, open=reopen))
         add(opens)
         # One op per sequence per request: a long history takes several rounds.
         offset = 0

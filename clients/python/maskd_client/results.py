@@ -180,6 +180,11 @@ class StepResult:
     tokens_accepted: int
     drafts_accepted: int
     error: Optional[SequenceError]
+    # Token healing (an open with prompt_tail_tokens): tokens to drop from the prompt's end,
+    # their bytes (the output starts with them) and the healed grammar's handle.
+    prompt_tokens_to_drop: int = 0
+    healed_bytes: bytes = b""
+    healed_handle: str = ""
 
     @property
     def ok(self) -> bool:
@@ -230,4 +235,6 @@ class StepResult:
                    jump_forward_bytes=result.jump_forward.bytes,
                    jump_forward_tokens=tuple(result.jump_forward.token_ids),
                    tokens_accepted=result.tokens_accepted, drafts_accepted=result.drafts_accepted,
-                   error=error)
+                   error=error, prompt_tokens_to_drop=result.healing.prompt_tokens_to_drop,
+                   healed_bytes=result.healing.removed_bytes,
+                   healed_handle=result.healing.healed_handle)

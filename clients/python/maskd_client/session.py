@@ -43,12 +43,18 @@ class Open:
     """Opens a sequence on a handle, a CompiledGrammar, or a spec compiled inline.
 
     An inline spec needs a tokenizer id (here or the session's default).
+    prompt_tail_tokens: token healing, the prompt's last tokens (a few suffice); the result's
+    prompt_tokens_to_drop says how many the worker drops from its prompt before generating.
+    max_reasoning_tokens: a reasoning token budget (the grammar needs a reasoning_end_marker);
+    once spent, the marker is forced. None: no budget.
     """
     grammar: GrammarRef
     tokenizer_id: Optional[str] = None
     options: Optional[CompileOptions] = None
     mask_encoding: Optional[str] = None  # None: the session's default
     max_rollback_tokens: int = 0
+    prompt_tail_tokens: Sequence[int] = ()
+    max_reasoning_tokens: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -95,8 +101,14 @@ class RequestBuilder:
         if encoding not in _ENCODINGS:
             raise ValueError(f"sequence {seq_id}: mask_encoding {encoding!r}: expected one of "
                              f"{', '.join(sorted(_ENCODINGS))}")
-        op = session_pb2.OpenSequence(mask_encoding=_ENCODINGS[encoding],
-                                      max_rollback_tokens=spec.max_rollback_tokens)
+        op = session_pb2.OpenSequence(
+            mask_encoding=_ENCODINGS[encoding], max_rollback_tokens=spec.max_rollback_tokens,
+            prompt_tail_tokens=_token_list(spec.prompt_tail_tokens, "prompt_tail_tokens", seq_id))
+        if spec.max_reasoning_tokens is not None:
+            if not 0 <= spec.max_reasoning_tokens < 2**32:
+                raise ValueError(f"sequence {seq_id}: max_reasoning_tokens "
+                                 f"{spec.max_reasoning_tokens} is not a token count")
+            op.max_reasoning_tokens = spec.max_reasoning_tokens
         grammar = spec.grammar
         if isinstance(grammar, CompiledGrammar):
             grammar = grammar.handle

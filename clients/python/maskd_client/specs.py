@@ -86,6 +86,7 @@ _TOOL_FORMATS = {
     "llama3_json": compile_pb2.TOOL_CALL_FORMAT_LLAMA3_JSON,
     "qwen3": compile_pb2.TOOL_CALL_FORMAT_QWEN3,
     "harmony": compile_pb2.TOOL_CALL_FORMAT_HARMONY,
+    "llama3_python_tag": compile_pb2.TOOL_CALL_FORMAT_LLAMA3_PYTHON_TAG,
 }
 
 
@@ -95,7 +96,8 @@ class ToolCalls:
 
     ``tools`` holds dicts ``{"name", "parameters"}`` (a JSON Schema dict or text) or
     OpenAI-style ``{"type": "function", "function": {...}}``. ``format`` is
-    "llama3_json", "qwen3" or "harmony" (refused by the server for now).
+    "llama3_json", "llama3_python_tag", "qwen3" or "harmony" (gpt-oss: its
+    special tokens are grammar terminals; the tokenizer must have them).
     """
     tools: Sequence[dict]
     format: str = "qwen3"

@@ -1,0 +1,314 @@
+// SessionStream and GrammarStore against a MemoryBudget, in process over a
+// small vocabulary: sequences are charged as they open and grow and give it
+// back when they go, a refusal fails only its op (naming the budget), the
+// cache gives way to live sequences, a grammar's growth is charged by the
+// step that causes it (no sweep here), held oversized grammars count, and
+// the cache's bytes are attributed to the tenant whose compile stored them.
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "service/compile_handler.h"
+#include "service/grammar_store.h"
+#include "service/memory_budget.h"
+#include "service/session_stream.h"
+#include "service/thread_pool.h"
+#include "service/tokenizer_registry.h"
+#include "tests/service/session_harness.h"
+#include "tests/support/small_vocab_tokenizer.h"
+
+namespace maskd {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kSchema[] =
+    R"({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}})";
+
+// A server's parts with a budget; the cache's sweep is off so only charges
+// made where growth happens are seen.
+class MemoryHarness {
+ public:
+  MemoryHarness(size_t budget_bytes, size_t cache_bytes = size_t{1} << 30)
+      : tokenizer_(std::make_shared<testing::SmallVocabTokenizer>(testing::JsonVocab(), "fj")),
+        metrics_(BuildInfo{"test", "test"}),
+        budget_(budget_bytes),
+        tokenizers_(
+            {},
+            [this](std::string_view, std::string_view,
+                   const TokenizerOptions&) -> absl::StatusOr<std::shared_ptr<const Tokenizer>> {
+              return std::shared_ptr<const Tokenizer>(tokenizer_);
+            }),
+        store_(StoreOptions(cache_bytes, &budget_), &metrics_),
+        pool_(2),
+        compiler_(&tokenizers_, &store_, &metrics_, CompileLimits{}) {
+    (void)tokenizers_.Register("fake", "", "fj", {});
+    env_.compiler = &compiler_;
+    env_.store = &store_;
+    env_.pool = &pool_;
+    env_.metrics = &metrics_;
+    env_.budget = &budget_;
+  }
+
+  static GrammarStoreOptions StoreOptions(size_t cache_bytes, MemoryBudget* budget) {
+    GrammarStoreOptions options;
+    options.max_bytes = cache_bytes;
+    options.recharge_interval = absl::ZeroDuration();
+    options.budget = budget;
+    return options;
+  }
+
+  v1::CompileRequest Schema(const std::string& schema) const {
+    v1::CompileRequest request;
+    request.set_tokenizer_id(tokenizer_->id());
+    request.mutable_spec()->set_json_schema(schema);
+    return request;
+  }
+
+  // The handle of `schema`, compiled for `tenant`.
+  std::string Compile(const std::string& schema, const std::string& tenant) {
+    std::promise<absl::StatusOr<CompileOutcome>> done;
+    compiler_.CompileGrammarAsync(
+        Schema(schema), tenant, absl::InfiniteFuture(),
+        [&done](absl::StatusOr<CompileOutcome> outcome, bool) { done.set_value(outcome); });
+    absl::StatusOr<CompileOutcome> outcome = done.get_future().get();
+    EXPECT_TRUE(outcome.ok()) << outcome.status();
+    return outcome.ok() ? outcome->job.handle : "";
+  }
+
+  v1::StepRequest Opens(const std::string& handle, uint64_t first, int count) const {
+    v1::StepRequest request;
+    for (int i = 0; i < count; ++i) {
+      v1::SequenceOp* op = request.add_ops();
+      op->set_sequence_id(first + static_cast<uint64_t>(i));
+      op->mutable_open()->set_handle(handle);
+    }
+    return request;
+  }
+
+  TokenId Token(const std::string& text) const {
+    for (TokenId t = 0; t < tokenizer_->vocab_size(); ++t) {
+      if (tokenizer_->token_bytes(t) == text) return t;
+    }
+    ADD_FAILURE() << "no token " << text;
+    return 0;
+  }
+
+  SessionEnv& env() { return env_; }
+  const CompileHandler& compiler() const { return compiler_; }
+  MemoryBudget& budget() { return budget_; }
+  GrammarStore& store() { return store_; }
+
+ private:
+  std::shared_ptr<testing::SmallVocabTokenizer> tokenizer_;
+  ServiceMetrics metrics_;
+  MemoryBudget budget_;
+  TokenizerRegistry tokenizers_;
+  GrammarStore store_;
+  ThreadPool pool_;
+  CompileHandler compiler_;
+  SessionEnv env_;
+};
+
+TEST(SessionMemory, SequencesAreChargedUntilTheBudgetAndGiveItBack) {
+  MemoryHarness h(size_t{4} << 20);
+  const std::string unused = h.Compile(R"({"type":"array","items":{"type":"boolean"}})", "default");
+  const std::string handle = h.Compile(kSchema, "default");
+  ASSERT_NE(h.store().Find(unused), nullptr);
+  int opened = 0;
+  std::string refusal;
+  {
+    SessionStream stream(h.env());
+    for (uint64_t first = 0; first < 64 * 1024 && refusal.empty(); first += 1024) {
+      v1::StepResponse response;
+      ASSERT_TRUE(
+          stream.Step(h.Opens(handle, first, 1024), absl::InfiniteFuture(), &response).ok());
+      for (const v1::SequenceResult& r : response.results()) {
+        if (!r.has_error()) {
+          ++opened;
+          continue;
+        }
+        EXPECT_EQ(r.error().code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+        if (refusal.empty()) refusal = r.error().message();
+      }
+    }
+    EXPECT_GT(opened, 100);
+    EXPECT_THAT(refusal, HasSubstr("memory budget exhausted"));
+    EXPECT_THAT(refusal, HasSubstr("--memory_budget_bytes"));
+    EXPECT_EQ(stream.open_sequences(), static_cast<size_t>(opened));
+    EXPECT_GT(h.budget().used(MemoryKind::kSequences), static_cast<size_t>(opened) * 256);
+    EXPECT_LE(h.budget().used_total(), h.budget().limit());
+    // The cache gave way to the sequences before the first refusal, but
+    // kept the grammar they use (evicting it would free nothing, and its
+    // handle would stop opening).
+    EXPECT_EQ(h.store().Find(unused), nullptr);
+    EXPECT_NE(h.store().Find(handle), nullptr);
+    EXPECT_GT(h.budget().refusals(MemoryKind::kSequences), 0u);
+  }
+  EXPECT_EQ(h.budget().used(MemoryKind::kSequences), 0u);
+  EXPECT_EQ(h.budget().used(MemoryKind::kSessions), 0u);
+}
+
+TEST(SessionMemory, AdvanceThatOutgrowsTheBudgetClosesOnlyItsSequence) {
+  MemoryHarness h(size_t{1} << 20);
+  v1::CompileRequest any_json;
+  SessionStream stream(h.env());
+  // Builtin JSON (any value), so `[` nests without end.
+  v1::StepRequest open;
+  for (uint64_t id : {1, 2}) {
+    v1::SequenceOp* op = open.add_ops();
+    op->set_sequence_id(id);
+    op->mutable_open()->mutable_compile()->set_tokenizer_id("fj");
+    op->mutable_open()->mutable_compile()->mutable_spec()->mutable_builtin_json();
+  }
+  v1::StepResponse opened;
+  ASSERT_TRUE(stream.Step(open, absl::InfiniteFuture(), &opened).ok());
+  ASSERT_FALSE(opened.results(0).has_error()) << opened.results(0).error().message();
+  v1::StepRequest deep;
+  v1::SequenceOp* op = deep.add_ops();
+  op->set_sequence_id(1);
+  for (int i = 0; i < 60000; ++i) op->mutable_advance()->add_tokens(h.Token("["));
+  v1::StepResponse response;
+  ASSERT_TRUE(stream.Step(deep, absl::InfiniteFuture(), &response).ok());
+  const v1::SequenceResult& r = response.results(0);
+  EXPECT_EQ(r.error().code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(r.error().message(), HasSubstr("sequence 1's parser state"));
+  EXPECT_THAT(r.error().message(), HasSubstr("closed to give its memory back"));
+  EXPECT_GT(r.tokens_accepted(), 0u);
+  EXPECT_LT(r.tokens_accepted(), 60000u);
+  EXPECT_EQ(stream.open_sequences(), 1u);
+  EXPECT_LE(h.budget().used_total(), h.budget().limit());
+  // The other sequence goes on.
+  v1::StepRequest next;
+  v1::SequenceOp* other = next.add_ops();
+  other->set_sequence_id(2);
+  other->mutable_advance()->add_tokens(h.Token("["));
+  v1::StepResponse fine;
+  ASSERT_TRUE(stream.Step(next, absl::InfiniteFuture(), &fine).ok());
+  EXPECT_FALSE(fine.results(0).has_error()) << fine.results(0).error().message();
+  EXPECT_TRUE(fine.results(0).has_mask());
+}
+
+// Dictionaries only save bandwidth: past a quarter of the budget a mask is
+// sent in full instead of stored, and nothing fails.
+TEST(SessionMemory, DictionaryStoresStopAtAQuarterOfTheBudget) {
+  MemoryHarness h(size_t{8} << 20);
+  h.env().limits.dictionary_min_payload_bytes = 0;  // store even tiny masks
+  const std::string handle = h.Compile(kSchema, "default");
+  auto first_step = [&](SessionStream& stream) {
+    v1::StepRequest request = h.Opens(handle, 1, 1);
+    request.mutable_session_options()->set_mask_dictionary_slots(16);
+    v1::StepResponse response;
+    EXPECT_TRUE(stream.Step(request, absl::InfiniteFuture(), &response).ok());
+    return response.results(0);
+  };
+  {
+    SessionStream stream(h.env());
+    const v1::SequenceResult stored = first_step(stream);
+    ASSERT_FALSE(stored.has_error()) << stored.error().message();
+    EXPECT_TRUE(stored.mask().has_dictionary_store());
+    EXPECT_GT(h.budget().used(MemoryKind::kDictionaries), 0u);
+  }
+  EXPECT_EQ(h.budget().used(MemoryKind::kDictionaries), 0u);
+  // Other streams' dictionaries hold a quarter of the budget already.
+  h.budget().Charge(MemoryKind::kDictionaries, h.budget().limit() / 4);
+  SessionStream stream(h.env());
+  const v1::SequenceResult full = first_step(stream);
+  ASSERT_FALSE(full.has_error()) << full.error().message();
+  EXPECT_FALSE(full.mask().has_dictionary_store());
+  EXPECT_FALSE(full.mask().has_dictionary_ref());
+  EXPECT_GT(full.mask().vocab_size(), 0u);
+  EXPECT_EQ(h.budget().used(MemoryKind::kDictionaries), h.budget().limit() / 4);
+}
+
+TEST(SessionMemory, GrammarGrowthIsChargedByTheStepThatCausesIt) {
+  MemoryHarness h(0);
+  const std::string handle = h.Compile(kSchema, "default");
+  std::shared_ptr<const CompiledGrammar> grammar = h.store().Find(handle);
+  ASSERT_NE(grammar, nullptr);
+  const size_t at_insert = h.store().stats().bytes;
+  SessionStream stream(h.env());
+  v1::StepResponse response;
+  ASSERT_TRUE(stream.Step(h.Opens(handle, 1, 1), absl::InfiniteFuture(), &response).ok());
+  // Walk into the object: each step builds lexer states and cached masks.
+  for (const char* text : {"{", "\"a\":", "\"", "ab", "\"", ",", "\"b\":", "12"}) {
+    v1::StepRequest step;
+    v1::SequenceOp* op = step.add_ops();
+    op->set_sequence_id(1);
+    op->mutable_advance()->add_tokens(h.Token(text));
+    v1::StepResponse r;
+    ASSERT_TRUE(stream.Step(step, absl::InfiniteFuture(), &r).ok());
+    ASSERT_FALSE(r.results(0).has_error()) << text << ": " << r.results(0).error().message();
+  }
+  const size_t grown = grammar->SizeBytes();
+  ASSERT_GT(grown, at_insert) << "the walk did not grow the grammar";
+  // No sweep ran (recharge_interval 0): the steps charged it.
+  EXPECT_EQ(h.store().stats().bytes, grown);
+  EXPECT_EQ(h.budget().used(MemoryKind::kCache), grown);
+}
+
+TEST(SessionMemory, HeldOversizedGrammarsCountAndGiveWayFirst) {
+  // 16 shards of 1 KiB: every grammar is oversized, so it is held.
+  MemoryHarness h(size_t{64} << 20, 16 << 10);
+  const std::string handle = h.Compile(kSchema, "default");
+  std::shared_ptr<const CompiledGrammar> held = h.store().Find(handle);
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(h.store().stats().bytes, 0u);
+  EXPECT_EQ(h.budget().used(MemoryKind::kCache), held->SizeBytes());
+  // While a sequence (here: this test) uses it, dropping it frees nothing.
+  const size_t room = h.budget().limit() - h.budget().used_total();
+  EXPECT_FALSE(h.budget().TryCharge(MemoryKind::kCompiles, room + 1, "a test").ok());
+  EXPECT_NE(h.store().Find(handle), nullptr);
+  held.reset();
+  // The compile thread lets go of its result just after answering.
+  for (int i = 0; i < 500 && h.store().Find(handle).use_count() > 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // A charge that needs the room drops the held grammar.
+  ASSERT_TRUE(h.budget().TryCharge(MemoryKind::kCompiles, room + 1, "a test").ok());
+  EXPECT_EQ(h.budget().used(MemoryKind::kCache), 0u);
+  EXPECT_EQ(h.store().Find(handle), nullptr);
+}
+
+// A compile in flight is charged an estimate (1 MiB + 64 bytes per spec
+// byte) before it runs: one that does not fit fails RESOURCE_EXHAUSTED, is
+// not cached (the next call compiles), and gives its charge back.
+TEST(SessionMemory, CompileThatDoesNotFitTheBudgetFailsAndIsNotCached) {
+  MemoryHarness h(size_t{512} << 10);  // under one compile's 1 MiB estimate
+  bool spec_error = false;
+  absl::StatusOr<CompileOutcome> outcome =
+      h.compiler().CompileGrammar(h.Schema(kSchema), absl::InfiniteFuture(), &spec_error);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(outcome.status().message(), HasSubstr("this compile"));
+  EXPECT_THAT(outcome.status().message(), HasSubstr("--memory_budget_bytes"));
+  EXPECT_EQ(h.budget().refusals(MemoryKind::kCompiles), 1u);
+  EXPECT_EQ(h.budget().used(MemoryKind::kCompiles), 0u);
+  // Not cached: the next call compiles again (and is refused again).
+  outcome = h.compiler().CompileGrammar(h.Schema(kSchema), absl::InfiniteFuture(), &spec_error);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(h.budget().refusals(MemoryKind::kCompiles), 2u);
+  // With room, the same compile works and its charge is given back.
+  MemoryHarness roomy(size_t{64} << 20);
+  EXPECT_FALSE(roomy.Compile(kSchema, "default").empty());
+  EXPECT_EQ(roomy.budget().used(MemoryKind::kCompiles), 0u);
+}
+
+TEST(SessionMemory, CacheBytesAreAttributedToTheTenantThatCompiled) {
+  MemoryHarness h(0);
+  const std::string a = h.Compile(kSchema, "tenant-a");
+  const std::string b = h.Compile(R"({"type":"array","items":{"type":"boolean"}})", "tenant-b");
+  h.Compile(kSchema, "tenant-b");  // a hit: stays tenant-a's
+  absl::flat_hash_map<std::string, size_t> by_tenant = h.store().CachedBytesByTenant();
+  ASSERT_EQ(by_tenant.size(), 2u);
+  EXPECT_EQ(by_tenant["tenant-a"], h.store().Find(a)->SizeBytes());
+  EXPECT_EQ(by_tenant["tenant-b"], h.store().Find(b)->SizeBytes());
+  EXPECT_EQ(by_tenant["tenant-a"] + by_tenant["tenant-b"], h.store().stats().bytes);
+}
+
+}  // namespace
+}  // namespace maskd
