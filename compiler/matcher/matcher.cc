@@ -198,7 +198,7 @@ class MatcherImpl final : public Matcher {
   bool HitDepthLimit() const override { return hit_depth_limit_; }
   size_t MemoryBytes() const override {
     return sizeof(*this) + parser_.HeldBytesApprox() + history_.size() * sizeof(Snapshot) +
-           walk_stack_.capacity() * sizeof(WalkEntry);
+           walk_stack_.capacity() * sizeof(WalkEntry) + memo_.HeldBytesApprox();
   }
 
  private:

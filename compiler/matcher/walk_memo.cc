@@ -18,6 +18,7 @@ void WalkMemo::Begin(size_t base_depth) {
   base_depth_ = base_depth;
   depth_ids_.assign(1, kBaseSet);
   ids_.clear();
+  key_bytes_ = 0;
   steps_.clear();
 }
 
@@ -47,7 +48,9 @@ uint32_t WalkMemo::Intern(const EarleyParser& parser) {
   });
   std::sort(key_.begin(), key_.end());
   const uint32_t fresh = static_cast<uint32_t>(ids_.size()) + 1;  // 0 is the base
-  const uint32_t id = ids_.try_emplace(key_, fresh).first->second;
+  const auto [it, inserted] = ids_.try_emplace(key_, fresh);
+  if (inserted) key_bytes_ += key_.size() * sizeof(uint64_t);
+  const uint32_t id = it->second;
   const size_t slot = depth - base_depth_;
   if (depth_ids_.size() <= slot) depth_ids_.resize(slot + 1);
   depth_ids_[slot] = id;

@@ -42,6 +42,13 @@ class WalkMemo {
   // the base and it was named by Intern before); remembers it for its depth.
   uint32_t Intern(const EarleyParser& parser);
 
+  // Approximate heap bytes held (Matcher::MemoryBytes counts them).
+  size_t HeldBytesApprox() const {
+    return depth_ids_.capacity() * sizeof(uint32_t) + key_.capacity() * sizeof(uint64_t) +
+           ids_.capacity() * (sizeof(std::vector<uint64_t>) + sizeof(uint32_t)) + key_bytes_ +
+           steps_.capacity() * (sizeof(Key) + sizeof(Step));
+  }
+
   const Step* Find(uint32_t set, regex::StateId lexer, uint8_t byte) const {
     auto it = steps_.find(Key{set, lexer, byte});
     return it == steps_.end() ? nullptr : &it->second;
@@ -68,6 +75,7 @@ class WalkMemo {
   std::vector<uint32_t> depth_ids_;
   absl::flat_hash_map<std::vector<uint64_t>, uint32_t> ids_;
   absl::flat_hash_map<Key, Step> steps_;
+  size_t key_bytes_ = 0;       // the keys' items in ids_
   std::vector<uint64_t> key_;  // scratch
 };
 
