@@ -77,6 +77,18 @@ class EarleyParser {
   // Whether the scanned lexemes form a sentence.
   bool IsAccepting() const { return accepting_[Depth()] != 0; }
 
+  // Calls f(dotted position, origin set index) for each item of the last
+  // set, in the set's order. With the sets its origins name (and, in
+  // grammars with unique keys, the object frames), it determines every
+  // later Scan: the matcher's walk memo (compiler/matcher/walk_memo.h) keys
+  // sets by it.
+  template <typename F>
+  void ForEachTopItem(F&& f) const {
+    for (uint32_t k = set_start_[set_start_.size() - 2]; k < set_start_.back(); ++k) {
+      f(items_[k].pos, items_[k].origin);
+    }
+  }
+
   // OK, or ResourceExhausted when the last failed Scan hit a limit.
   const absl::Status& error() const { return error_; }
 

@@ -1,5 +1,7 @@
 #include "compiler/matcher/matcher.h"
 
+#include <algorithm>
+#include <cassert>
 #include <deque>
 #include <optional>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "compiler/matcher/byte_stepper.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/vocab_index.h"
+#include "compiler/matcher/walk_memo.h"
 
 namespace maskd {
 namespace {
@@ -89,6 +92,7 @@ class MatcherImpl final : public Matcher {
             : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
                                          pos_.in_lexeme);
     if (entry == nullptr) {
+      memo_.Begin(base_depth);
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
     } else {
       // Tokens that stay inside the current lexeme come from the cache; the
@@ -103,6 +107,7 @@ class MatcherImpl final : public Matcher {
         if (!stepper_.EndLexeme(parser_, group.ended)) continue;
         const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
         const size_t depth = parser_.Depth();
+        memo_.Begin(depth);
         for (const std::vector<uint32_t>* nodes : group.nodes) {
           for (uint32_t node : *nodes) {
             const regex::StateId s = dfa.Step(start, trie.byte(node));
@@ -193,7 +198,7 @@ class MatcherImpl final : public Matcher {
   bool HitDepthLimit() const override { return hit_depth_limit_; }
   size_t MemoryBytes() const override {
     return sizeof(*this) + parser_.HeldBytesApprox() + history_.size() * sizeof(Snapshot) +
-           walk_stack_.capacity() * sizeof(WalkEntry);
+           walk_stack_.capacity() * sizeof(WalkEntry) + memo_.HeldBytesApprox();
   }
 
  private:
@@ -279,31 +284,108 @@ class MatcherImpl final : public Matcher {
   }
 
   // Marks the allowed tokens strictly below trie node `root`, whose own byte
-  // left the lexer and parser as `root_frame` says; restores the parser to
-  // root_frame's depth.
+  // left the lexer and parser as `root_frame` says (the parser's top set is
+  // the one memo_ began at); restores the parser to root_frame's depth.
+  //
+  // A step the memo knows does not run the parser: the child's frame is
+  // "virtual" (its set is known by id only). The stack's frames are real up
+  // to `real` and virtual above; a step the memo lacks first replays the
+  // virtual frames' bytes into the parser (Materialize).
   void WalkSubtree(uint32_t root, const Frame& root_frame, std::span<uint32_t> words) {
     const TokenTrie& trie = grammar_->vocab().trie();
+    const regex::LazyDfa& dfa = grammar_->dfa();
+    // Object frames (unique keys) and distinct values (the bytes of a value,
+    // hashed into LexPosition) are parser state beside the items: no memo,
+    // and every byte goes through the stepper.
+    const bool memoize =
+        !grammar_->grammar().has_unique_keys() && !grammar_->grammar().has_distinct_values();
+    const uint32_t root_end =
+        root == TokenTrie::kRoot ? static_cast<uint32_t>(trie.num_nodes()) : trie.subtree_end(root);
     walk_stack_.clear();
-    walk_stack_.push_back({trie.subtree_end(root), root_frame});
-    if (root == TokenTrie::kRoot) walk_stack_.back().end = static_cast<uint32_t>(trie.num_nodes());
+    walk_stack_.push_back({root_end, root, root_frame, WalkMemo::kBaseSet});
+    size_t real = 1;
     for (uint32_t i = root + 1; !walk_stack_.empty();) {
       if (i >= walk_stack_.back().end) {
         walk_stack_.pop_back();
+        real = std::min(real, walk_stack_.size());
         continue;
       }
-      const Frame& parent = walk_stack_.back().frame;
-      if (parser_.Depth() > parent.parser_depth) parser_.Pop(parser_.Depth() - parent.parser_depth);
-      LexPosition pos = parent.pos;
-      if (!stepper_.Step(parser_, pos, trie.byte(i))) {
+      const WalkEntry parent = walk_stack_.back();
+      const bool parent_real = real == walk_stack_.size();
+      const uint8_t b = trie.byte(i);
+      // Inside a lexeme the parser does not move: the lexer alone decides.
+      const regex::StateId inside =
+          memoize ? dfa.Step(parent.frame.pos.lexer, b) : regex::LazyDfa::kDead;
+      if (inside != regex::LazyDfa::kDead) {
+        LexPosition pos = parent.frame.pos;  // as ByteStepper::Step leaves it
+        pos.lexer = inside;
+        pos.in_lexeme = true;
+        walk_stack_.push_back(
+            {trie.subtree_end(i), i, {pos, parent.frame.parser_depth}, parent.set});
+        if (parent_real) real = walk_stack_.size();
+        SetTokens(trie, i, words);
+        ++i;
+        continue;
+      }
+      if (memoize && !parent.frame.pos.in_lexeme) {
         i = trie.subtree_end(i);
         continue;
       }
+      if (memoize) {
+        if (const WalkMemo::Step* known = memo_.Find(parent.set, parent.frame.pos.lexer, b)) {
+          if (known->lexer == regex::LazyDfa::kDead) {
+            i = trie.subtree_end(i);
+            continue;
+          }
+          walk_stack_.push_back({trie.subtree_end(i), i, {{known->lexer, true}, 0}, known->set});
+          SetTokens(trie, i, words);
+          ++i;
+          continue;
+        }
+      }
+      Materialize(real);
+      real = walk_stack_.size();
+      const size_t depth = walk_stack_.back().frame.parser_depth;
+      if (parser_.Depth() > depth) parser_.Pop(parser_.Depth() - depth);
+      LexPosition pos = parent.frame.pos;
+      const bool viable = stepper_.Step(parser_, pos, b);
+      uint32_t set = WalkMemo::kBaseSet;
+      if (memoize) {
+        // The lexeme ended, so a viable step pushed exactly one set.
+        if (viable) set = memo_.Intern(parser_);
+        memo_.Put(parent.set, parent.frame.pos.lexer, b,
+                  {viable ? pos.lexer : regex::LazyDfa::kDead, set});
+      }
+      if (!viable) {
+        i = trie.subtree_end(i);
+        continue;
+      }
+      walk_stack_.push_back({trie.subtree_end(i), i, {pos, parser_.Depth()}, set});
+      real = walk_stack_.size();
       SetTokens(trie, i, words);
-      walk_stack_.push_back({trie.subtree_end(i), {pos, parser_.Depth()}});
       ++i;
     }
     if (parser_.Depth() > root_frame.parser_depth) {
       parser_.Pop(parser_.Depth() - root_frame.parser_depth);
+    }
+  }
+
+  // Runs the parser through the bytes of walk_stack_'s virtual frames (from
+  // index `real` on), making them real. The memo said each step is viable.
+  void Materialize(size_t real) {
+    const TokenTrie& trie = grammar_->vocab().trie();
+    for (size_t k = real; k < walk_stack_.size(); ++k) {
+      const Frame& parent = walk_stack_[k - 1].frame;
+      if (parser_.Depth() > parent.parser_depth) parser_.Pop(parser_.Depth() - parent.parser_depth);
+      LexPosition pos = parent.pos;
+      const bool viable = stepper_.Step(parser_, pos, trie.byte(walk_stack_[k].node));
+      assert(viable && pos == walk_stack_[k].frame.pos);
+      (void)viable;
+      if (parser_.Depth() > parent.parser_depth) {
+        [[maybe_unused]] const uint32_t set = memo_.Intern(parser_);
+        assert(set == walk_stack_[k].set);
+      }
+      walk_stack_[k].frame.parser_depth = parser_.Depth();
     }
   }
 
@@ -339,10 +421,13 @@ class MatcherImpl final : public Matcher {
   std::deque<Snapshot> history_;
   // The mask walk's stack (kept to avoid reallocating).
   struct WalkEntry {
-    uint32_t end;  // one past the subtree of the node this frame belongs to
-    Frame frame;
+    uint32_t end;   // one past the subtree of the node this frame belongs to
+    uint32_t node;  // that node
+    Frame frame;    // parser_depth: meaningful only while the frame is real
+    uint32_t set;   // memo_'s id of the parser's top set here
   };
   std::vector<WalkEntry> walk_stack_;
+  WalkMemo memo_;
   LexemeSet token_scratch_;  // the token terminals a token matches
 };
 

@@ -377,18 +377,28 @@ RandomGrammar MakeRandomGrammar(std::mt19937& rng, EbnfDialect dialect) {
   return g;
 }
 
-TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
-  const EbnfDialect dialect = GetParam();
-  int compiled = 0, steps = 0;
-  for (int seed = 0; seed < 200; ++seed) {
+// Every mask token of random grammars against the reference, over `seeds`
+// grammars, each with a random vocabulary of `vocab_size` tokens of up to
+// `max_len` bytes from {a, b, c} (plus the single letters a, b, c, x).
+struct MaskCheckCounts {
+  int compiled = 0;
+  int steps = 0;
+};
+
+// (A void function: gtest's ASSERT_* return from it.)
+void CheckMasksAgainstReference(EbnfDialect dialect, int first_seed, int seeds, size_t vocab_size,
+                                size_t max_len, MaskCheckCounts* counts) {
+  int& compiled = counts->compiled;
+  int& steps = counts->steps;
+  for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
     std::mt19937 rng(seed);
     const auto [rules, text] = MakeRandomGrammar(rng, dialect);
     Reference reference(rules);
 
     std::set<std::string> vocab = {"a", "b", "c", "x"};
-    while (vocab.size() < 20) {
+    while (vocab.size() < vocab_size) {
       std::string s;
-      const size_t len = 1 + rng() % 4;
+      const size_t len = 1 + rng() % max_len;
       for (size_t i = 0; i < len; ++i) s.push_back(static_cast<char>('a' + rng() % 3));
       vocab.insert(s);
     }
@@ -431,9 +441,56 @@ TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
       output += tok->token_bytes(t);
     }
   }
+}
+
+TEST_P(GrammarTextOracleTest, MasksMatchBruteForce) {
+  MaskCheckCounts counts;
+  CheckMasksAgainstReference(GetParam(), 0, 200, 20, 4, &counts);
   // The generator must mostly produce usable grammars for this to prove much.
-  EXPECT_GT(compiled, 120);
-  EXPECT_GT(steps, 450);
+  EXPECT_GT(counts.compiled, 120);
+  EXPECT_GT(counts.steps, 450);
+}
+
+// Long tokens over a small alphabet: the mask walk meets the same parser
+// state under many trie nodes, so most steps come from the matcher's walk
+// memo (compiler/matcher/walk_memo.h) and deep virtual frames are replayed
+// into the parser when a step is new. Every mask must still be exact.
+TEST_P(GrammarTextOracleTest, MasksMatchBruteForceWithLongTokens) {
+  MaskCheckCounts counts;
+  CheckMasksAgainstReference(GetParam(), 1000, 24, 60, 8, &counts);
+  EXPECT_GT(counts.compiled, 12);
+  EXPECT_GT(counts.steps, 50);
+}
+
+// The walk memo names a parser set by its items AND the sets their origins
+// name: after "a(c" and "b(c" the top sets hold the same dotted item
+// p -> "(" p . ")", waiting in sets that differ (root -> "a" . p "x" versus
+// root -> "b" . p "y"). Taking them for one state would carry "a(c)"'s
+// verdict on "y" over to "b(c)y". (p is recursive, so no lexeme merge hides
+// it: every byte is its own lexeme and the walk runs the parser.)
+TEST(GrammarTextWalkMemoTest, SetsWaitingInDifferentSetsStayApart) {
+  // Every token starts with "s": the walk's base set is the one after it, so
+  // the sets after "sa" and "sb" are walk sets (named by the memo's ids).
+  const std::vector<std::string> words = {
+      "sa(c)x",   "sa(c)y",     "sb(c)x",     "sb(c)y",     "sa((c))x", "sb((c))y", "sb((c))x",
+      "sa((c))y", "sa(((c)))x", "sb(((c)))x", "sb(((c)))y", "sb(c",     "sa(c"};
+  auto tok = std::make_shared<SmallVocabTokenizer>(words, "gt-walk-memo");
+  GrammarSpec spec;
+  spec.kind = SpecKind::kEbnf;
+  spec.dialect = EbnfDialect::kGbnf;
+  spec.text =
+      "root ::= \"s\" q\nq ::= \"a\" p \"x\" | \"b\" p \"y\"\np ::= \"(\" p \")\" | \"c\"\n";
+  auto g = CompileGrammar(spec, CompileOptions(), tok);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto m = Matcher::Create(*g);
+  std::vector<uint32_t> mask((tok->vocab_size() + 31) / 32);
+  m->FillMask(mask);
+  for (TokenId t = 0; t < words.size(); ++t) {  // then EOS, not allowed here
+    const std::string& w = words[t];
+    const bool expected = w.back() == 'c' || (w[1] == 'a') == (w.back() == 'x');
+    EXPECT_EQ(Bit(mask, t), expected) << "'" << w << "'";
+  }
+  EXPECT_FALSE(Bit(mask, tok->eos_ids()[0]));
 }
 
 // The parser against the chart reference on random strings, valid or not: the
