@@ -132,9 +132,6 @@ class BudgetedMatcher final : public Matcher {
 
   bool CanStop() const override { return !Forcing() && inner_->CanStop(); }
   bool MustStop() override { return !Forcing() && inner_->MustStop(); }
-  size_t ParserDepth() const override { return inner_->ParserDepth(); }
-  bool HitDepthLimit() const override { return inner_->HitDepthLimit(); }
-  size_t MemoryBytes() const override { return sizeof(*this) + inner_->MemoryBytes(); }
 
   absl::Status Rollback(uint32_t n) override {
     if (n > history_.size()) {
