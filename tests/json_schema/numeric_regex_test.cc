@@ -353,16 +353,18 @@ namespace {
 // x is a multiple of d iff x * 10^k / (d * 10^k) is an integer for k large
 // enough to make both integers: computed on the Decimal digits in 128 bits,
 // independently of the regex's last-digits argument.
+// x's scaled value is reduced modulo d's as it is built, so values like
+// 1e18 scaled by 10^k never overflow (d's scaled value is small).
 bool IsMultiple(const Decimal& x, const Decimal& d) {
   if (x.is_zero()) return true;
   const int64_t k = std::max<int64_t>({0, -x.exponent(), -d.exponent()});
-  auto scaled = [&](const Decimal& v) {
-    __int128 out = 0;
-    for (char c : v.digits()) out = out * 10 + (c - '0');
-    for (int64_t e = 0; e < v.exponent() + k; ++e) out *= 10;
-    return out;
-  };
-  return scaled(x) % scaled(d) == 0;
+  unsigned __int128 divisor = 0;
+  for (char c : d.digits()) divisor = divisor * 10 + static_cast<unsigned>(c - '0');
+  for (int64_t e = 0; e < d.exponent() + k; ++e) divisor *= 10;
+  unsigned __int128 rest = 0;
+  for (char c : x.digits()) rest = (rest * 10 + static_cast<unsigned>(c - '0')) % divisor;
+  for (int64_t e = 0; e < x.exponent() + k; ++e) rest = rest * 10 % divisor;
+  return rest == 0;
 }
 
 // Fixed spellings of every multiple of 0.05 in [-60, 60] (trailing zeros
