@@ -366,15 +366,33 @@ struct RandomGrammar {
   std::string text;
 };
 
+// Rules r0, r1, ... written in DIALECT.
+std::string GrammarText(const std::vector<Node>& rules, EbnfDialect dialect) {
+  std::string text;
+  for (size_t r = 0; r < rules.size(); ++r) {
+    text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(rules[r]), "\n")
+                                          : absl::StrCat("r", r, ": ", Lark(rules[r]), "\n");
+  }
+  return text;
+}
+
 RandomGrammar MakeRandomGrammar(std::mt19937& rng, EbnfDialect dialect) {
   RandomGrammar g;
   const int num_rules = 1 + static_cast<int>(rng() % 3);
   for (int r = 0; r < num_rules; ++r) g.rules.push_back(RandomNode(rng, num_rules, 3));
-  for (int r = 0; r < num_rules; ++r) {
-    g.text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(g.rules[r]), "\n")
-                                            : absl::StrCat("r", r, ": ", Lark(g.rules[r]), "\n");
-  }
+  g.text = GrammarText(g.rules, dialect);
   return g;
+}
+
+// TEXT compiled for TOK, starting at r0.
+absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileText(
+    const std::string& text, EbnfDialect dialect, std::shared_ptr<const Tokenizer> tok) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kEbnf;
+  spec.dialect = dialect;
+  spec.text = text;
+  spec.start_rule = "r0";
+  return CompileGrammar(spec, CompileOptions(), std::move(tok));
 }
 
 // Every mask token of random grammars against the reference, over `seeds`
@@ -404,12 +422,7 @@ void CheckMasksAgainstReference(EbnfDialect dialect, int first_seed, int seeds, 
     }
     auto tok = std::make_shared<SmallVocabTokenizer>(
         std::vector<std::string>(vocab.begin(), vocab.end()), absl::StrCat("gt-oracle-", seed));
-    GrammarSpec spec;
-    spec.kind = SpecKind::kEbnf;
-    spec.dialect = dialect;
-    spec.text = text;
-    spec.start_rule = "r0";
-    auto g = CompileGrammar(spec, CompileOptions(), tok);
+    auto g = CompileText(text, dialect, tok);
     if (!g.ok()) {
       EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
       EXPECT_NE(g.status().message().find("matches nothing"), std::string::npos) << g.status();
@@ -509,12 +522,7 @@ TEST_P(GrammarTextOracleTest, ParserAgreesWithChartReferenceOnRandomStrings) {
     std::mt19937 rng(1000 + seed);
     const auto [rules, text] = MakeRandomGrammar(rng, dialect);
     Reference reference(rules);
-    GrammarSpec spec;
-    spec.kind = SpecKind::kEbnf;
-    spec.dialect = dialect;
-    spec.text = text;
-    spec.start_rule = "r0";
-    auto g = CompileGrammar(spec, CompileOptions(), tok);
+    auto g = CompileText(text, dialect, tok);
     if (!g.ok()) {
       EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
       continue;
@@ -577,18 +585,9 @@ TEST_P(GrammarTextOracleTest, MasksWithSpecialTokensMatchBruteForce) {
     vocab.push_back("c");
     auto tok = std::make_shared<SmallVocabTokenizer>(vocab, absl::StrCat("gt-special-", seed));
     for (int k = 0; k < kNumSpecials; ++k) tok->MarkSpecial(first_special_id + k);
-    std::string text;
-    for (int r = 0; r < num_rules; ++r) {
-      text += dialect == EbnfDialect::kGbnf ? absl::StrCat("r", r, " ::= ", Gbnf(rules[r]), "\n")
-                                            : absl::StrCat("r", r, ": ", Lark(rules[r]), "\n");
-    }
+    const std::string text = GrammarText(rules, dialect);
     Reference reference(rules);
-    GrammarSpec spec;
-    spec.kind = SpecKind::kEbnf;
-    spec.dialect = dialect;
-    spec.text = text;
-    spec.start_rule = "r0";
-    auto g = CompileGrammar(spec, CompileOptions(), tok);
+    auto g = CompileText(text, dialect, tok);
     if (!g.ok()) {
       EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
       EXPECT_NE(g.status().message().find("matches nothing"), std::string::npos) << g.status();
