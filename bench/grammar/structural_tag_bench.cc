@@ -11,8 +11,6 @@
 //
 //   build/release/bench/grammar/structural_tag_bench [--compiles N] [--outputs N]
 //     [--clock wall|thread_cpu]
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/timing.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/structural_tag/tool_calls.h"
@@ -31,12 +30,8 @@ namespace {
 
 bool thread_cpu_clock = false;
 
-// Microseconds on the chosen clock (wall, or this thread's CPU time).
-double NowMicros() {
-  timespec ts{};
-  clock_gettime(thread_cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
+double NowMicros() { return bench::NowMicros(thread_cpu_clock); }
+using bench::Percentile;
 
 std::vector<ToolSpec> Tools(int variant) {
   std::vector<ToolSpec> tools;
@@ -49,11 +44,6 @@ std::vector<ToolSpec> Tools(int variant) {
                       R"("]}},"required":["query"],"additionalProperties":false})")});
   }
   return tools;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 void Print(const char* what, const std::vector<double>& us) {

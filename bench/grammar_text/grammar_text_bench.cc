@@ -10,10 +10,8 @@
 // --clock=thread_cpu times each FillMask by the calling thread's CPU time
 // (CLOCK_THREAD_CPUTIME_ID), for comparable numbers on a loaded machine.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -23,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/timing.h"
 #include "compiler/compile/compile.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/tokenizer/tokenizer.h"
@@ -30,23 +29,8 @@
 namespace maskd {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-// Now in microseconds, by the wall clock or the calling thread's CPU clock.
-double NowMicros(bool thread_cpu) {
-  if (!thread_cpu) return Micros(Clock::now().time_since_epoch());
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
+using bench::NowMicros;
+using bench::Percentile;
 
 int Run(int argc, char** argv) {
   int runs = 3;
