@@ -10,6 +10,20 @@ size_t GrammarRecipes::JobBytes(const CompileJob& job) {
   return bytes;
 }
 
+GrammarRecipes::~GrammarRecipes() {
+  if (budget_ != nullptr) budget_->Release(MemoryKind::kRecipes, bytes_);
+}
+
+bool GrammarRecipes::EvictOldestLocked() {
+  if (lru_.empty()) return false;
+  auto oldest = entries_.find(lru_.back());
+  bytes_ -= oldest->second.bytes;
+  if (budget_ != nullptr) budget_->Release(MemoryKind::kRecipes, oldest->second.bytes);
+  entries_.erase(oldest);
+  lru_.pop_back();
+  return true;
+}
+
 void GrammarRecipes::Record(const CompileJob& job) {
   const size_t bytes = JobBytes(job);
   if (bytes > max_bytes_) return;  // would evict everything else
@@ -20,15 +34,19 @@ void GrammarRecipes::Record(const CompileJob& job) {
     lru_.splice(lru_.begin(), lru_, it->second.lru);
     return;  // the same handle is the same job
   }
+  while (bytes_ + bytes > max_bytes_) EvictOldestLocked();
+  if (budget_ != nullptr) {
+    // Recipes give way to one another, not to sequences: a full budget
+    // evicts older recipes, and when there is none left this one is not kept
+    // (healing it by handle then asks for an inline compile).
+    while (
+        !budget_->TryCharge(MemoryKind::kRecipes, bytes, "a recipe kept for token healing").ok()) {
+      if (!EvictOldestLocked()) return;
+    }
+  }
   lru_.push_front(job.handle);
   entries_.emplace(job.handle, Entry{std::move(copy), bytes, lru_.begin()});
   bytes_ += bytes;
-  while (bytes_ > max_bytes_) {
-    auto oldest = entries_.find(lru_.back());
-    bytes_ -= oldest->second.bytes;
-    entries_.erase(oldest);
-    lru_.pop_back();
-  }
 }
 
 std::shared_ptr<const CompileJob> GrammarRecipes::Find(const std::string& handle) {

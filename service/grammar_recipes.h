@@ -5,7 +5,9 @@
 // by CompileHandler for every compile it answers (cache hits included), so a
 // handle that opens on this replica usually has its recipe here.
 //
-// Bounded by the bytes of the specs it holds (least recently used out): a
+// Bounded by the bytes of the specs it holds (least recently used out), and
+// charged to the memory budget (MemoryKind::kRecipes) when one is set: a
+// recipe the budget refuses evicts older recipes, else is not kept. A
 // recipe can be gone while its grammar is still cached, and then such an
 // open fails with NOT_FOUND asking for an inline compile, as for a handle
 // this replica never compiled.
@@ -20,12 +22,21 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "service/compile_request.h"
+#include "service/memory_budget.h"
 
 namespace maskd {
 
 class GrammarRecipes {
  public:
   explicit GrammarRecipes(size_t max_bytes = size_t{64} << 20) : max_bytes_(max_bytes) {}
+  ~GrammarRecipes();
+
+  GrammarRecipes(const GrammarRecipes&) = delete;
+  GrammarRecipes& operator=(const GrammarRecipes&) = delete;
+
+  // Charges the recipes kept from now on to `budget` (outlives this; may be
+  // null). Set before the first Record.
+  void SetBudget(MemoryBudget* budget) { budget_ = budget; }
 
   // Keeps `job` under job.handle (replacing an older copy).
   void Record(const CompileJob& job);
@@ -42,8 +53,11 @@ class GrammarRecipes {
     std::list<std::string>::iterator lru;  // its handle in lru_
   };
   static size_t JobBytes(const CompileJob& job);
+  // Drops the least recently used recipe; false when there is none.
+  bool EvictOldestLocked();
 
   const size_t max_bytes_;
+  MemoryBudget* budget_ = nullptr;
   mutable std::mutex mu_;
   size_t bytes_ = 0;                                 // guarded by mu_
   std::list<std::string> lru_;                       // most recent first; guarded by mu_

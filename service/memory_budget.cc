@@ -20,6 +20,8 @@ const char* MemoryKindName(MemoryKind kind) {
       return "dictionaries";
     case MemoryKind::kCompiles:
       return "compiles";
+    case MemoryKind::kRecipes:
+      return "recipes";
     case MemoryKind::kCache:
       return "cache";
   }

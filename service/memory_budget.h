@@ -1,9 +1,9 @@
 // The process-wide memory budget (--memory_budget_bytes): what sessions,
-// sequences (their parser state), mask dictionaries, compiles in flight and
-// the compile cache may hold together. Each draws on it before it grows; a
-// charge that would pass the limit is refused with RESOURCE_EXHAUSTED naming
-// the budget, what asked and what holds the memory, so only that op (or
-// compile) fails and every other stream goes on.
+// sequences (their parser state), mask dictionaries, compiles in flight,
+// the specs kept for healing and the compile cache may hold together. Each draws on it before it
+// grows; a charge that would pass the limit is refused with RESOURCE_EXHAUSTED naming the budget,
+// what asked and what holds the memory, so only that op (or compile) fails and every other stream
+// goes on.
 //
 // The compile cache is not charged here: it is measured (its own byte count
 // plus the oversized grammars held outside it, see GrammarStore) through a
@@ -35,9 +35,10 @@ enum class MemoryKind {
   kSequences,     // each open sequence's matcher: parser sets, rollback history
   kDictionaries,  // masks stored in streams' mask dictionaries
   kCompiles,      // compiles running now (an estimate per compile)
+  kRecipes,       // specs kept for token healing by handle (GrammarRecipes)
   kCache,         // compiled grammars (measured, not charged; see above)
 };
-inline constexpr int kMemoryKinds = 5;
+inline constexpr int kMemoryKinds = 6;
 // "sessions", "sequences", ...: the metric label and the word in errors.
 const char* MemoryKindName(MemoryKind kind);
 

@@ -97,6 +97,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->compile_ =
       std::make_unique<CompileHandler>(server->tokenizers_.get(), server->store_.get(),
                                        server->metrics_.get(), options.compile_limits);
+  server->compile_->recipes().SetBudget(server->budget_.get());
   server->releaser_ = std::make_unique<MemoryReleaser>(options.memory_release_interval);
   server->quotas_ =
       std::make_unique<TenantQuotas>(options.tenant_quotas, *server->metrics_->registry());

@@ -1,5 +1,7 @@
 #include "service/session_stream.h"
 
+#include "compiler/grammar/heap_bytes.h"
+
 #include <algorithm>
 #include <chrono>
 #include <new>
@@ -315,12 +317,16 @@ void SessionStream::ChargeBuffers() {
 
 bool SessionStream::ChargeGrowth(Sequence& sequence, Work& work) {
   if (env_.budget == nullptr) return true;
-  // Matcher::MemoryBytes counts buffer capacities, not the allocator's
-  // chunks around them nor the stream's map slot: 10,000 builtin-JSON
-  // matchers after one Llama-3 mask held 4,140 heap bytes each by mallinfo2
-  // against an estimate of 2,564, so each sequence is charged this much more.
-  constexpr size_t kSequenceOverheadBytes = 2048;
-  const size_t now = sizeof(Sequence) + kSequenceOverheadBytes + sequence.matcher->MemoryBytes();
+  // What the sequence holds on the heap: its block, its handle's, its
+  // matcher's (Matcher::MemoryBytes counts malloc's block overhead too) and
+  // its slot in the stream's map (about two slots per sequence: the table
+  // doubles and is at most 7/8 full). session_memory_test checks the sum
+  // against mallinfo2.
+  constexpr size_t kMapSlotBytes = sizeof(std::pair<uint64_t, std::unique_ptr<Sequence>>) + 1;
+  const size_t handle_bytes =
+      sequence.handle.capacity() > 15 ? MallocBlockBytes(sequence.handle.capacity() + 1) : 0;
+  const size_t now = MallocBlockBytes(sizeof(Sequence)) + handle_bytes + 2 * kMapSlotBytes +
+                     sequence.matcher->MemoryBytes();
   if (now <= sequence.charged) return true;
   absl::Status charged =
       env_.budget->TryCharge(MemoryKind::kSequences, now - sequence.charged,

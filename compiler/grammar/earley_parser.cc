@@ -1,5 +1,7 @@
 #include "compiler/grammar/earley_parser.h"
 
+#include "compiler/grammar/heap_bytes.h"
+
 #include <algorithm>
 #include <cassert>
 #include <utility>
@@ -477,11 +479,25 @@ size_t EarleyParser::ByteSizeEstimate() const {
 }
 
 size_t EarleyParser::HeldBytesApprox() const {
-  const size_t words_per_set = (grammar_->num_lexemes() + 63) / 64;
-  return sizeof(EarleyParser) + items_.capacity() * sizeof(Item) + accepting_.capacity() +
-         allowed_.capacity() * (sizeof(LexemeSet) + words_per_set * 8) +
-         memo_.capacity() * sizeof(SetMemo) + frames_.capacity() * sizeof(FrameState) +
-         set_start_.capacity() * sizeof(uint32_t);
+  // Every buffer the parser owns, with malloc's block overhead (heap_bytes.h):
+  // the per-set vectors and, as large as the grammar, the scratch of set
+  // building, which dominates for grammars with thousands of positions. Of
+  // the per-set memos, only the usual small Leo memo (one or two lookups:
+  // one block) is counted, to stay O(1); the indexes of sets looked up often
+  // are left out.
+  size_t bytes =
+      sizeof(EarleyParser) + VectorHeapBytes(items_) + VectorHeapBytes(set_start_) +
+      VectorHeapBytes(allowed_) + VectorHeapBytes(accepting_) + VectorHeapBytes(frames_) +
+      VectorHeapBytes(pos_stamp_) + VectorHeapBytes(pos_head_) + VectorHeapBytes(item_next_) +
+      VectorHeapBytes(predicted_stamp_) + VectorHeapBytes(predict_stack_) +
+      VectorHeapBytes(done_stamp_) + VectorHeapBytes(done_head_) + VectorHeapBytes(done_origin_) +
+      VectorHeapBytes(done_next_) + VectorHeapBytes(memo_) + VectorHeapBytes(index_scratch_) +
+      distinct_scratch_.HeapBytes() + VectorHeapBytes(leo_stack_);
+  // Every set's LexemeSet has the same size (allowed_ never shrinks: its
+  // size is the high-water mark of the sets that hold words).
+  bytes += allowed_.size() * MallocBlockBytes((grammar_->num_lexemes() + 63) / 64 * 8);
+  bytes += memo_.size() * MallocBlockBytes(2 * sizeof(LeoEntry));
+  return bytes;
 }
 
 }  // namespace maskd

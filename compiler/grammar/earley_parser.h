@@ -100,7 +100,8 @@ class EarleyParser {
   size_t ByteSizeEstimate() const;
   // The same in O(1), for charging a memory budget on every token: counts
   // the per-set buffers by capacity (they never shrink: the high-water mark
-  // of Depth()) but not the indexes of sets looked up often.
+  // of Depth()) and the grammar-sized scratch, with malloc's block overhead
+  // (heap_bytes.h), but not the indexes of sets looked up often.
   size_t HeldBytesApprox() const;
 
  private:

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/grammar/heap_bytes.h"
+
 namespace maskd {
 
 // Index of a lexeme (terminal) in a built Grammar, dense from 0.
@@ -78,6 +80,8 @@ class LexemeSet {
   }
 
   const std::vector<uint64_t>& words() const { return words_; }
+  // The heap its words take (heap_bytes.h).
+  size_t HeapBytes() const { return VectorHeapBytes(words_); }
 
   friend bool operator==(const LexemeSet& a, const LexemeSet& b) {
     return a.universe_size_ == b.universe_size_ && a.words_ == b.words_;

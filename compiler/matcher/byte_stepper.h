@@ -113,6 +113,9 @@ class ByteStepper {
     return parser.ScanAny(scratch_, value);
   }
 
+  // The heap its scratch takes (Matcher::MemoryBytes).
+  size_t HeapBytes() const { return scratch_.HeapBytes(); }
+
  private:
   static constexpr uint64_t kValueSeed = 0x9e3779b97f4a7c15ull;
 

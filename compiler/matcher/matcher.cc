@@ -197,8 +197,16 @@ class MatcherImpl final : public Matcher {
   size_t ParserDepth() const override { return parser_.Depth(); }
   bool HitDepthLimit() const override { return hit_depth_limit_; }
   size_t MemoryBytes() const override {
-    return sizeof(*this) + parser_.HeldBytesApprox() + history_.size() * sizeof(Snapshot) +
-           walk_stack_.capacity() * sizeof(WalkEntry) + memo_.HeldBytesApprox();
+    // The matcher's own block, then what its parts hold on the heap with
+    // malloc's block overhead (heap_bytes.h). std::deque keeps its snapshots
+    // in 512-byte nodes behind a map of node pointers (8 at least).
+    constexpr size_t kDequeNodeBytes = 512;
+    const size_t history_nodes = history_.size() * sizeof(Snapshot) / kDequeNodeBytes + 1;
+    return MallocBlockBytes(sizeof(*this)) + parser_.HeldBytesApprox() - sizeof(EarleyParser) +
+           history_nodes * MallocBlockBytes(kDequeNodeBytes) +
+           MallocBlockBytes(std::max<size_t>(8, history_nodes + 2) * sizeof(void*)) +
+           VectorHeapBytes(walk_stack_) + memo_.HeldBytesApprox() + stepper_.HeapBytes() +
+           (distinct_ ? distinct_->HeapBytes() : 0) + token_scratch_.HeapBytes();
   }
 
  private:

@@ -49,7 +49,7 @@ uint32_t WalkMemo::Intern(const EarleyParser& parser) {
   std::sort(key_.begin(), key_.end());
   const uint32_t fresh = static_cast<uint32_t>(ids_.size()) + 1;  // 0 is the base
   const auto [it, inserted] = ids_.try_emplace(key_, fresh);
-  if (inserted) key_bytes_ += key_.size() * sizeof(uint64_t);
+  if (inserted) key_bytes_ += MallocBlockBytes(key_.size() * sizeof(uint64_t));
   const uint32_t id = it->second;
   const size_t slot = depth - base_depth_;
   if (depth_ids_.size() <= slot) depth_ids_.resize(slot + 1);

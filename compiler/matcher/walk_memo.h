@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "compiler/grammar/earley_parser.h"
+#include "compiler/grammar/heap_bytes.h"
 #include "compiler/regex/lazy_dfa.h"
 
 namespace maskd {
@@ -42,11 +43,14 @@ class WalkMemo {
   // the base and it was named by Intern before); remembers it for its depth.
   uint32_t Intern(const EarleyParser& parser);
 
-  // Approximate heap bytes held (Matcher::MemoryBytes counts them).
+  // Approximate heap bytes held (Matcher::MemoryBytes counts them): the
+  // buffers with malloc's block overhead (heap_bytes.h), the hash maps'
+  // slots and control bytes, and the interned keys (key_bytes_).
   size_t HeldBytesApprox() const {
-    return depth_ids_.capacity() * sizeof(uint32_t) + key_.capacity() * sizeof(uint64_t) +
-           ids_.capacity() * (sizeof(std::vector<uint64_t>) + sizeof(uint32_t)) + key_bytes_ +
-           steps_.capacity() * (sizeof(Key) + sizeof(Step));
+    return VectorHeapBytes(depth_ids_) + VectorHeapBytes(key_) +
+           MallocBlockBytes(ids_.capacity() *
+                            (sizeof(std::vector<uint64_t>) + sizeof(uint32_t) + 1)) +
+           key_bytes_ + MallocBlockBytes(steps_.capacity() * (sizeof(Key) + sizeof(Step) + 1));
   }
 
   const Step* Find(uint32_t set, regex::StateId lexer, uint8_t byte) const {
@@ -75,7 +79,7 @@ class WalkMemo {
   std::vector<uint32_t> depth_ids_;
   absl::flat_hash_map<std::vector<uint64_t>, uint32_t> ids_;
   absl::flat_hash_map<Key, Step> steps_;
-  size_t key_bytes_ = 0;       // the keys' items in ids_
+  size_t key_bytes_ = 0;       // the heap of the keys in ids_
   std::vector<uint64_t> key_;  // scratch
 };
 
