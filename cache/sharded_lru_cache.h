@@ -204,6 +204,11 @@ class ShardedLruCache {
   // in turn; meant for tests and debug pages, not hot paths.
   std::vector<CacheEntryInfo> Entries() const { return impl_->Entries(); }
 
+  // Raises the cancel flag of every compute in flight (the server is
+  // stopping): each stops at its next check, and its outcome is not cached.
+  // Returns how many there were.
+  size_t CancelInFlight() { return impl_->CancelInFlight(); }
+
   size_t num_shards() const { return impl_->shard_count; }
   size_t shard_budget_bytes() const { return impl_->shard_budget; }
 
@@ -781,6 +786,19 @@ class ShardedLruCache {
     void Report(const Aftermath& after) {
       for (size_t bytes : after.evicted_bytes) counters.Eviction(bytes);
       if (after.oversized) counters.Oversized(after.oversized_bytes);
+    }
+
+    size_t CancelInFlight() {
+      size_t n = 0;
+      for (size_t i = 0; i < shard_count; ++i) {
+        Shard& shard = shards[i];
+        std::lock_guard<std::mutex> lock(shard.mu);
+        for (auto& [key, flight] : shard.flights) {
+          flight->cancelled.store(true);
+          ++n;
+        }
+      }
+      return n;
     }
 
     std::vector<CacheEntryInfo> Entries() const {

@@ -273,6 +273,41 @@ absl::flat_hash_map<std::string, size_t> GrammarStore::CachedBytesByTenant() {
   return out;
 }
 
+namespace {
+absl::Status ShuttingDownError() {
+  return absl::UnavailableError(
+      "the server is shutting down: this compile was cancelled; retry on another replica");
+}
+}  // namespace
+
+void GrammarStore::Track(const std::shared_ptr<Wait>& wait) {
+  std::lock_guard<std::mutex> lock(waits_mu_);
+  // Forget answered waits once the list has doubled since the last prune
+  // (amortized O(1) per call).
+  if (waits_.size() >= 2 * waits_pruned_at_ + 16) {
+    std::erase_if(waits_, [](const std::weak_ptr<Wait>& w) { return w.expired(); });
+    waits_pruned_at_ = waits_.size();
+  }
+  waits_.push_back(wait);
+}
+
+void GrammarStore::BeginShutdown() {
+  if (shutting_down_.exchange(true)) return;
+  std::vector<std::weak_ptr<Wait>> waits;
+  {
+    std::lock_guard<std::mutex> lock(waits_mu_);
+    waits.swap(waits_);
+  }
+  // Answering leaves each wait's flight, which cancels a compile no one
+  // else waits for; the rest are cancelled below.
+  for (const std::weak_ptr<Wait>& weak : waits) {
+    if (std::shared_ptr<Wait> wait = weak.lock()) {
+      wait->Answer(ShuttingDownError(), /*about_call=*/true, /*keep_compile=*/false);
+    }
+  }
+  cache_->CancelInFlight();
+}
+
 size_t CompileMemoryEstimate(size_t spec_bytes) { return (size_t{1} << 20) + 64 * spec_bytes; }
 
 std::shared_ptr<const CompiledGrammar> GrammarStore::FindHeld(const std::string& handle) {
@@ -319,6 +354,10 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
                                                         absl::Time deadline, CompileCallback done) {
   const absl::Time start = absl::Now();
   auto wait = std::make_shared<Wait>(&timer_, std::move(done), job.time_limit, start);
+  if (shutting_down_.load()) {
+    wait->Answer(ShuttingDownError(), /*about_call=*/true, /*keep_compile=*/false);
+    return wait;
+  }
   if (deadline <= start) {
     // The caller is gone: starting a compile for it would only burn CPU.
     wait->Answer(
@@ -346,7 +385,9 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<std::shared_ptr<const CompiledGrammar>> grammar = absl::CancelledError(
         "compile cancelled before it started: no caller waits for it any more");
-    if (!cancelled.load()) {
+    if (shutting_down_.load()) {
+      grammar = ShuttingDownError();
+    } else if (!cancelled.load()) {
       // Compiles in flight draw on the memory budget (an estimate: the
       // cache gives way first); a refusal is not cached.
       size_t spec_bytes = spec.text.size();
@@ -395,6 +436,11 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
       });
   wait->SetTicket(std::move(ticket), /*leave_if_answered=*/true);
   wait->StartTimer(deadline);
+  Track(wait);
+  // A shutdown that began since the check above may have missed this wait.
+  if (shutting_down_.load()) {
+    wait->Answer(ShuttingDownError(), /*about_call=*/true, /*keep_compile=*/false);
+  }
   return wait;
 }
 

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
@@ -128,6 +129,13 @@ class GrammarStore {
   // Compiles queued or running now (all tenants).
   size_t queued_compiles() const;
 
+  // The server is stopping (SIGTERM): every caller still waiting for a
+  // compile is answered UNAVAILABLE now, every compile queued or running is
+  // cancelled (a running one stops at the engine's next check, its outcome
+  // not cached), and later calls are answered UNAVAILABLE without starting
+  // one. Idempotent.
+  void BeginShutdown();
+
  private:
   class Wait;
 
@@ -141,6 +149,9 @@ class GrammarStore {
   // Frees at least `bytes` for the memory budget: held grammars first
   // (oldest first), then the cache's least recently used; what was freed.
   size_t Reclaim(size_t bytes);
+
+  // Remembers `wait` for BeginShutdown (forgetting waits already gone).
+  void Track(const std::shared_ptr<Wait>& wait);
 
   // Takes a queue place for `tenant`, or says which bound is reached.
   absl::Status Admit(const std::string& tenant);
@@ -165,6 +176,11 @@ class GrammarStore {
   std::mutex owners_mu_;
   absl::flat_hash_map<std::string, std::string> owners_;  // guarded by owners_mu_
   DeadlineTimer timer_;
+  std::atomic<bool> shutting_down_{false};
+  // Callers waiting for a compile, for BeginShutdown to answer.
+  std::mutex waits_mu_;
+  std::vector<std::weak_ptr<Wait>> waits_;  // guarded by waits_mu_
+  size_t waits_pruned_at_ = 0;              // guarded by waits_mu_: size after the last prune
   std::mutex recharge_mu_;
   std::condition_variable recharge_cv_;
   bool stopping_ = false;  // guarded by recharge_mu_

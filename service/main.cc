@@ -3,9 +3,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -65,6 +68,9 @@ ABSL_FLAG(int64_t, max_tokenizer_bytes, int64_t{64} << 20,
 ABSL_FLAG(int, max_tokenizers, 32, "Most distinct tokenizers held at once.");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "On SIGTERM/SIGINT, how long in-flight calls may finish before being cancelled.");
+ABSL_FLAG(absl::Duration, shutdown_compile_grace, absl::Seconds(5),
+          "After the drain, how long cancelled compiles may take to stop (each stops at the "
+          "engine's next check) before maskd exits without waiting for them.");
 
 // Admission and abuse limits (one client must not hurt another).
 ABSL_FLAG(int, max_queued_compiles, 256,
@@ -236,7 +242,29 @@ int main(int argc, char** argv) {
   MASKD_LOG(INFO) << "received " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
                   << ", draining";
   (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  // The drain cancelled every compile, but a running one stops only at the
+  // engine's next check, and the server's destructor joins the compile
+  // threads: past the grace, exit without them (nothing of theirs is kept).
+  std::mutex stopped_mu;
+  std::condition_variable stopped_cv;
+  bool stopped = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(stopped_mu);
+    if (!stopped_cv.wait_for(
+            lock, absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_compile_grace)),
+            [&] { return stopped; })) {
+      MASKD_LOG(WARNING) << "compiles still running " << absl::GetFlag(FLAGS_shutdown_compile_grace)
+                         << " after the drain (--shutdown_compile_grace); exiting without them";
+      std::_Exit(EXIT_SUCCESS);
+    }
+  });
   server->reset();
+  {
+    std::lock_guard<std::mutex> lock(stopped_mu);
+    stopped = true;
+  }
+  stopped_cv.notify_all();
+  watchdog.join();
   MASKD_LOG(INFO) << "stopped";
   return EXIT_SUCCESS;
 }

@@ -216,6 +216,10 @@ void Server::Shutdown(absl::Duration grace) {
     // Streams end themselves after their step in flight; without this they
     // would hold the server until `grace` and then be cancelled unanswered.
     session_->BeginDrain();
+    // Callers waiting for compiles get UNAVAILABLE now and the compiles are
+    // cancelled: a slow compile would otherwise hold its call (and the
+    // process, which joins the compile threads) past the grace.
+    store_->BeginShutdown();
     grpc_server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     grpc_server_->Wait();
   }

@@ -6,6 +6,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -143,6 +145,50 @@ TEST(ServerRestartTest, SigtermMidStreamEndsCleanlyAndANewServerServes) {
   ASSERT_TRUE(recompiled.ok()) << recompiled.status();
   EXPECT_EQ(recompiled->handle, compiled->handle);
   EXPECT_EQ((*second)->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
+}
+
+// SIGTERM with a slow compile in flight (a 200,000-value enum, seconds to
+// compile): its caller is answered UNAVAILABLE at once, not after the
+// compile (the drain used to wait for it, then answer OK) nor CANCELLED at
+// the grace; the compile is cancelled, and the process exits within
+// --shutdown_compile_grace of the drain even if the compile has not yet
+// reached the engine's next check.
+TEST(ServerRestartTest, SigtermCancelsACompileInFlightAndAnswersUnavailable) {
+  absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = StartMaskd(
+      {"--shutdown_grace=60s", "--shutdown_compile_grace=2s", "--max_spec_bytes=4000000"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<client::MaskdClient> client = ClientOf(**server);
+  absl::StatusOr<v1::TokenizerInfo> info = client->FindTokenizer("llama3");
+  ASSERT_TRUE(info.ok()) << info.status();
+  std::string schema = R"({"enum":[)";
+  for (int i = 0; i < 200000; ++i) absl::StrAppend(&schema, i, ",");
+  schema += R"("end"]})";
+  v1::CompileRequest request;
+  request.set_tokenizer_id(info->tokenizer_id());
+  *request.mutable_spec() = client::JsonSchemaSpec(schema);
+
+  absl::Status compile_status;
+  std::chrono::steady_clock::time_point answered;
+  std::thread caller([&] {
+    compile_status = client->Compile(request).status();
+    answered = std::chrono::steady_clock::now();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill((*server)->pid(), SIGTERM), 0);
+  caller.join();
+  EXPECT_EQ(compile_status.code(), absl::StatusCode::kUnavailable) << compile_status;
+  EXPECT_THAT(compile_status.message(), ::testing::HasSubstr("shutting down"));
+  const double answer_s = std::chrono::duration<double>(answered - signalled).count();
+  EXPECT_EQ((*server)->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0) << (*server)->Log();
+  const double exit_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  std::printf("compile answered %.2f s after SIGTERM, process gone after %.2f s\n", answer_s,
+              exit_s);
+  EXPECT_LT(answer_s, 1.5);
+  // The drain (no stream left; civetweb's stop alone takes about 2.5 s)
+  // plus at most the 2 s compile grace.
+  EXPECT_LT(exit_s, 10.0);
 }
 
 }  // namespace

@@ -5,11 +5,15 @@
 // every mask must equal a lone Matcher's. Odd streams keep a mask
 // dictionary (its slots are assigned after the parallel part of each step).
 // Labelled `concurrency` (TSan).
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/compile/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -130,6 +134,49 @@ TEST(SessionConcurrencyTest, ParallelStreamsGiveALoneMatchersMasks) {
   EXPECT_THAT(metrics, HasSubstr("maskd_active_sessions 0\n"));
   EXPECT_THAT(metrics, HasSubstr("maskd_cache_requests_total{result=\"miss\"} 1\n"));
   EXPECT_EQ(harness.store().stats().computes, 1u);
+}
+
+// BeginShutdown (SIGTERM) while compiles are queued and running on other
+// threads: each waiting caller is answered exactly once, UNAVAILABLE naming
+// the shutdown, without waiting for its compile; a later call is answered
+// UNAVAILABLE at once and starts nothing.
+TEST(SessionConcurrencyTest, ShutdownAnswersCompileWaitersUnavailable) {
+  SessionHarness harness(/*threads=*/2);
+  constexpr int kCalls = 4;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<absl::Status> answers;
+  for (int c = 0; c < kCalls; ++c) {
+    // Distinct slow specs (100,000-value enums): none finishes before the
+    // shutdown, some are queued behind the others.
+    std::string schema = R"({"enum":[)";
+    for (int i = 0; i < 100000; ++i) absl::StrAppend(&schema, i, ",");
+    absl::StrAppend(&schema, c, "]}");
+    harness.compiler().CompileGrammarAsync(harness.SchemaRequest(schema), "default",
+                                           absl::InfiniteFuture(),
+                                           [&](absl::StatusOr<CompileOutcome> outcome, bool) {
+                                             std::lock_guard<std::mutex> lock(mu);
+                                             answers.push_back(outcome.status());
+                                             cv.notify_all();
+                                           });
+  }
+  harness.store().BeginShutdown();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5),
+                            [&] { return answers.size() == static_cast<size_t>(kCalls); }));
+    for (const absl::Status& status : answers) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+      EXPECT_THAT(status.message(), HasSubstr("shutting down"));
+    }
+  }
+  bool spec_error = true;
+  absl::StatusOr<CompileOutcome> late = harness.compiler().CompileGrammar(
+      harness.SchemaRequest(kSchema), absl::InfiniteFuture(), &spec_error);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kUnavailable) << late.status();
+  EXPECT_FALSE(spec_error);
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(answers.size(), static_cast<size_t>(kCalls));
 }
 
 }  // namespace
