@@ -100,7 +100,7 @@ ABSL_FLAG(absl::Duration, memory_release_interval, absl::Seconds(1),
 ABSL_FLAG(int64_t, memory_budget_bytes, -1,
           "Process-wide memory budget in bytes that sessions, sequences (parser state), mask "
           "dictionaries, compiles in flight and the compile cache draw on (the cache gives way "
-          "first); an op or compile that would pass it fails with RESOURCE_EXHAUSTED. -1: 3/4 "
+          "first); an op or compile that would pass it fails with RESOURCE_EXHAUSTED. -1: 3/5 "
           "of the cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes), else of "
           "physical memory; 0: no limit.");
 ABSL_FLAG(int, max_parser_depth, 262144,

@@ -140,7 +140,7 @@ size_t DefaultMemoryBudgetBytes(const std::string& cgroup_root) {
   size_t limit = CgroupMemoryLimitBytes(cgroup_root);
   const size_t physical = PhysicalMemoryBytes();
   if (limit == 0 || (physical > 0 && limit > physical)) limit = physical;
-  return limit / 4 * 3;
+  return limit / 5 * 3;
 }
 
 }  // namespace maskd

@@ -90,7 +90,7 @@ class Replica:
         """What holds this replica's memory, from its /metrics (MiB; '?' if unreachable)."""
         wanted = {"maskd_cache_bytes": "cache", "maskd_active_streams": "streams",
                   "maskd_active_sessions": "seqs"}
-        for kind in ("sessions", "sequences", "dictionaries", "compiles"):
+        for kind in ("sessions", "sequences", "dictionaries", "compiles", "recipes"):
             wanted[f'maskd_memory_budget_bytes{{kind="{kind}"}}'] = kind
         try:
             with urllib.request.urlopen(
@@ -104,7 +104,7 @@ class Replica:
             if name in wanted:
                 values[wanted[name]] = float(value)
         parts = []
-        for label in ("cache", "sessions", "sequences", "dictionaries", "compiles"):
+        for label in ("cache", "sessions", "sequences", "dictionaries", "compiles", "recipes"):
             if label in values:
                 parts.append(f"{label} {values[label] / 1048576:.0f}")
         for label in ("streams", "seqs"):

@@ -98,14 +98,14 @@ TEST_F(CgroupTest, ReadsV2ThenV1) {
   EXPECT_EQ(CgroupMemoryLimitBytes(root_.string()), 0u);
 }
 
-TEST_F(CgroupTest, DefaultIsThreeQuartersOfTheLimit) {
+TEST_F(CgroupTest, DefaultIsThreeFifthsOfTheLimit) {
   Write("memory.max", "1073741824\n");
-  EXPECT_EQ(DefaultMemoryBudgetBytes(root_.string()), size_t{768} << 20);
-  // No limit: three quarters of physical memory.
+  EXPECT_EQ(DefaultMemoryBudgetBytes(root_.string()), size_t{1073741824} / 5 * 3);
+  // No limit: three fifths of physical memory.
   Write("memory.max", "max\n");
   const size_t physical =
       static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
-  EXPECT_EQ(DefaultMemoryBudgetBytes(root_.string()), physical / 4 * 3);
+  EXPECT_EQ(DefaultMemoryBudgetBytes(root_.string()), physical / 5 * 3);
 }
 
 }  // namespace
