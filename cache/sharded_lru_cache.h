@@ -88,6 +88,12 @@ struct ShardedLruCacheOptions {
   // GetOrComputeAsync) and forget the flight, so the next caller for the key
   // starts afresh. Unset: the compute goes on and fills the cache.
   bool cancel_abandoned = false;
+  // Entries to evict before the others when a shard is over its budget or
+  // EvictBytes frees room (least recently used of them first; then plain
+  // LRU). Called under a shard's lock, so it must be cheap and must not call
+  // back into the cache. Unset: plain LRU. (GrammarStore: the grammars of a
+  // tenant over its share of the cache.)
+  std::function<bool(std::string_view key)> evict_first;
 };
 
 // One cached entry, as listed by ShardedLruCache::Entries().
@@ -162,6 +168,11 @@ class ShardedLruCache {
   // skipped: evicting them would free nothing. For a process-wide memory
   // budget that needs room for something else.
   size_t EvictBytes(size_t bytes) { return impl_->EvictBytes(bytes); }
+
+  // Drops `key`'s value unless someone else holds it (evicting it would free
+  // nothing and its handle would stop opening); the bytes freed (0: absent,
+  // in use, or a cached error).
+  size_t EraseIfUnused(std::string_view key) { return impl_->EraseIfUnused(key); }
 
   // The cached value or cached error for `key`; otherwise the result of a
   // compute, shared with every concurrent caller for the same key, which is
@@ -406,6 +417,41 @@ class ShardedLruCache {
       return kept;
     }
 
+    size_t EraseIfUnused(std::string_view key) {
+      Shard& shard = ShardFor(key);
+      Aftermath after;
+      size_t bytes = 0;
+      {
+        std::lock_guard<std::mutex> lock(shard.mu);
+        auto it = shard.index.find(key);
+        if (it == shard.index.end() || it->second->value == nullptr ||
+            it->second->value.use_count() > 1) {
+          return 0;
+        }
+        bytes = it->second->bytes;
+        after.evicted_bytes.push_back(bytes);
+        RemoveLocked(shard, it->second, after);
+      }
+      Report(after);
+      return bytes;
+    }
+
+    // The entry a shard over its budget evicts next: the least recently used
+    // one Options::evict_first picks, else the least recently used; never
+    // `keep` unless it is the only one.
+    typename EntryList::iterator VictimLocked(Shard& shard,
+                                              typename EntryList::iterator keep) const {
+      if (options.evict_first) {
+        for (auto it = shard.lru.end(); it != shard.lru.begin();) {
+          --it;
+          if (it != keep && options.evict_first(it->key)) return it;
+        }
+      }
+      auto victim = std::prev(shard.lru.end());
+      if (victim == keep && shard.lru.size() > 1) victim = std::prev(victim);
+      return victim;
+    }
+
     bool Erase(std::string_view key) {
       Shard& shard = ShardFor(key);
       Aftermath after;
@@ -456,7 +502,7 @@ class ShardedLruCache {
             e.bytes = it->second;
           }
           while (shard.bytes > shard_budget && !shard.lru.empty()) {
-            auto victim = std::prev(shard.lru.end());
+            auto victim = VictimLocked(shard, shard.lru.end());
             after.evicted_bytes.push_back(victim->bytes);
             RemoveLocked(shard, victim, after);
           }
@@ -490,8 +536,7 @@ class ShardedLruCache {
         }
         charged = size;
         while (shard.bytes > shard_budget && !shard.lru.empty()) {
-          auto victim = std::prev(shard.lru.end());
-          if (victim == it->second && shard.lru.size() > 1) victim = std::prev(victim);
+          auto victim = VictimLocked(shard, it->second);
           if (victim == it->second) charged = 0;
           after.evicted_bytes.push_back(victim->bytes);
           RemoveLocked(shard, victim, after);
@@ -510,26 +555,31 @@ class ShardedLruCache {
       }
       std::sort(order.begin(), order.end(), std::greater<>());
       size_t freed = 0;
-      for (const auto& [unused_bytes, index] : order) {
-        if (freed >= bytes) break;
-        Shard& shard = shards[index];
-        Aftermath after;
-        {
-          std::lock_guard<std::mutex> lock(shard.mu);
-          for (auto it = shard.lru.end(); it != shard.lru.begin() && freed < bytes;) {
-            auto victim = std::prev(it);
-            // A value someone else holds frees nothing when evicted (and
-            // its handle would stop opening): it stays.
-            if (victim->value != nullptr && victim->value.use_count() > 1) {
-              it = victim;
-              continue;
+      // Options::evict_first's entries in every shard first, then any.
+      for (const bool preferred_only : {true, false}) {
+        if (preferred_only && !options.evict_first) continue;
+        for (const auto& [unused_bytes, index] : order) {
+          if (freed >= bytes) break;
+          Shard& shard = shards[index];
+          Aftermath after;
+          {
+            std::lock_guard<std::mutex> lock(shard.mu);
+            for (auto it = shard.lru.end(); it != shard.lru.begin() && freed < bytes;) {
+              auto victim = std::prev(it);
+              // A value someone else holds frees nothing when evicted (and
+              // its handle would stop opening): it stays.
+              if ((victim->value != nullptr && victim->value.use_count() > 1) ||
+                  (preferred_only && !options.evict_first(victim->key))) {
+                it = victim;
+                continue;
+              }
+              freed += victim->bytes;
+              after.evicted_bytes.push_back(victim->bytes);
+              RemoveLocked(shard, victim, after);
             }
-            freed += victim->bytes;
-            after.evicted_bytes.push_back(victim->bytes);
-            RemoveLocked(shard, victim, after);
           }
+          Report(after);
         }
-        Report(after);
       }
       return freed;
     }
@@ -770,7 +820,7 @@ class ShardedLruCache {
       counters.AddResident(static_cast<int64_t>(bytes), 1);
       // The new entry fits the budget on its own, so this stops before it.
       while (shard.bytes > shard_budget) {
-        auto victim = std::prev(shard.lru.end());
+        auto victim = VictimLocked(shard, shard.lru.begin());
         after.evicted_bytes.push_back(victim->bytes);
         RemoveLocked(shard, victim, after);
       }

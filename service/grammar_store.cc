@@ -128,6 +128,7 @@ GrammarStore::GrammarStore(const GrammarStoreOptions& options, ServiceMetrics* m
   cache_options.sizer = [](const CompiledGrammar& g) { return g.SizeBytes(); };
   cache_options.observer = &observer_;
   cache_options.cancel_abandoned = true;
+  cache_options.evict_first = [this](std::string_view handle) { return EvictFirst(handle); };
   ThreadPool* pool = compile_pool_.get();
   cache_options.executor = [pool](absl::AnyInvocable<void() &&> task) {
     pool->Submit(std::move(task));
@@ -179,6 +180,7 @@ void GrammarStore::RechargeLoop() {
     }
     if (options_.budget != nullptr) options_.budget->FitCache();
     PruneOwners();
+    RefreshTenantBytes();
     lock.lock();
   }
 }
@@ -231,13 +233,20 @@ size_t GrammarStore::Reclaim(size_t bytes) {
 }
 
 void GrammarStore::ChargeGrowth(const std::string& handle) {
+  {
+    // A step used it: it counts as recently used for its tenant's quota.
+    std::lock_guard<std::mutex> lock(owners_mu_);
+    if (auto it = owners_.find(handle); it != owners_.end()) it->second.last_use = absl::Now();
+  }
   cache_->Remeasure(handle);
   if (options_.budget != nullptr) options_.budget->FitCache();
 }
 
 void GrammarStore::NoteOwner(const std::string& handle, const std::string& tenant) {
   std::lock_guard<std::mutex> lock(owners_mu_);
-  owners_.try_emplace(handle, tenant);
+  Owner& owner = owners_[handle];
+  owner.tenant = tenant;
+  owner.last_use = absl::Now();
 }
 
 void GrammarStore::PruneOwners() {
@@ -257,6 +266,65 @@ void GrammarStore::PruneOwners() {
   }
 }
 
+void GrammarStore::RefreshTenantBytes() {
+  const std::vector<CacheEntryInfo> entries = cache_->Entries();
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  tenant_bytes_.clear();
+  for (const CacheEntryInfo& e : entries) {
+    auto it = owners_.find(e.key);
+    if (it != owners_.end()) tenant_bytes_[it->second.tenant] += e.bytes;
+  }
+  size_t share =
+      tenant_bytes_.empty() ? options_.max_bytes : options_.max_bytes / tenant_bytes_.size();
+  if (options_.max_bytes_per_tenant > 0) share = std::min(share, options_.max_bytes_per_tenant);
+  tenant_share_ = share;
+}
+
+bool GrammarStore::EvictFirst(std::string_view handle) {
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  if (tenant_bytes_.size() < 2 && options_.max_bytes_per_tenant == 0) return false;
+  auto owner = owners_.find(absl::string_view(handle.data(), handle.size()));
+  if (owner == owners_.end()) return false;
+  auto bytes = tenant_bytes_.find(owner->second.tenant);
+  return bytes != tenant_bytes_.end() && bytes->second > tenant_share_;
+}
+
+void GrammarStore::EnforceTenantQuota(const std::string& tenant) {
+  if (options_.max_bytes_per_tenant == 0) return;
+  const std::vector<CacheEntryInfo> entries = cache_->Entries();
+  std::vector<std::pair<absl::Time, const CacheEntryInfo*>> mine;  // by last use
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(owners_mu_);
+    for (const CacheEntryInfo& e : entries) {
+      auto it = owners_.find(e.key);
+      if (it == owners_.end() || it->second.tenant != tenant) continue;
+      bytes += e.bytes;
+      mine.emplace_back(it->second.last_use, &e);
+    }
+  }
+  if (bytes <= options_.max_bytes_per_tenant) return;
+  std::sort(mine.begin(), mine.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  uint64_t evicted = 0;
+  for (const auto& [last_use, entry] : mine) {
+    if (bytes <= options_.max_bytes_per_tenant) break;
+    const size_t freed = cache_->EraseIfUnused(entry->key);
+    if (freed == 0) continue;  // in use (or gone): it stays charged
+    bytes -= std::min(bytes, freed);
+    ++evicted;
+  }
+  if (evicted > 0) {
+    std::lock_guard<std::mutex> lock(owners_mu_);
+    quota_evictions_[tenant] += evicted;
+  }
+}
+
+absl::flat_hash_map<std::string, uint64_t> GrammarStore::TenantQuotaEvictions() const {
+  std::lock_guard<std::mutex> lock(owners_mu_);
+  return quota_evictions_;
+}
+
 absl::flat_hash_map<std::string, size_t> GrammarStore::CachedBytesByTenant() {
   std::vector<std::pair<std::string, size_t>> entries;
   for (const CacheEntryInfo& e : cache_->Entries()) entries.emplace_back(e.key, e.bytes);
@@ -268,7 +336,7 @@ absl::flat_hash_map<std::string, size_t> GrammarStore::CachedBytesByTenant() {
   std::lock_guard<std::mutex> lock(owners_mu_);
   for (const auto& [key, bytes] : entries) {
     auto it = owners_.find(key);
-    out[it != owners_.end() ? it->second : std::string("-")] += bytes;
+    out[it != owners_.end() ? it->second.tenant : std::string("-")] += bytes;
   }
   return out;
 }
@@ -366,6 +434,7 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
     return wait;
   }
   if (std::shared_ptr<const CompiledGrammar> held = FindHeld(job.handle)) {
+    NoteOwner(job.handle, tenant);
     CompiledHandle out;
     out.grammar = std::move(held);
     out.cache_hit = true;
@@ -379,7 +448,6 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
                   started_here, tenant, handle = job.handle](const std::atomic<bool>& cancelled)
       -> absl::StatusOr<std::shared_ptr<const CompiledGrammar>> {
     started_here->store(true);
-    NoteOwner(handle, tenant);
     CompileOptions run = options;
     run.cancelled = &cancelled;
     const auto t0 = std::chrono::steady_clock::now();
@@ -423,10 +491,20 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
   };
   GrammarCache::Ticket ticket = cache_->GetOrComputeAsync(
       job.handle, std::move(compute),
-      [this, wait, started_here](absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g) {
-        // The new grammar is in the cache now: it takes what the budget
-        // has left (least recently used grammars go).
-        if (options_.budget != nullptr && g.ok()) options_.budget->FitCache();
+      [this, wait, started_here, tenant,
+       handle = job.handle](absl::StatusOr<std::shared_ptr<const CompiledGrammar>> g) {
+        if (g.ok()) {
+          // Charged to the tenant that asked last (hits included).
+          NoteOwner(handle, tenant);
+          if (started_here->load()) {
+            // A new grammar is in the cache: its tenant's own older ones
+            // make room if it is past its bound, then it takes what the
+            // budget has left (least recently used grammars go).
+            EnforceTenantQuota(tenant);
+            RefreshTenantBytes();
+            if (options_.budget != nullptr) options_.budget->FitCache();
+          }
+        }
         wait->Finish(std::move(g), !started_here->load());
       },
       [this, &tenant, &wait]() -> absl::Status {

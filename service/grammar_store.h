@@ -57,6 +57,15 @@ struct GrammarStoreOptions {
   // handle still opens (at most max_oversized_held of them, oldest out).
   absl::Duration oversized_hold = absl::Seconds(60);
   size_t max_oversized_held = 4;
+  // Most bytes of cached grammars charged to one tenant (the tenant that
+  // last compiled each, cache hits included); 0: no bound. Past it, that
+  // tenant's own least recently used grammars no sequence uses are evicted
+  // after each of its compiles (never another tenant's; nothing is
+  // refused). Whatever the bound, a shard over its budget, and the memory
+  // budget's reclaim, evict first the grammars of tenants holding more than
+  // their fair share (max_bytes / tenants holding grammars, or this bound
+  // if lower).
+  size_t max_bytes_per_tenant = 0;
   // The process-wide memory budget (may be null): compiles in flight draw
   // on it, the cache and held grammars count in it and give way first.
   MemoryBudget* budget = nullptr;
@@ -124,6 +133,8 @@ class GrammarStore {
   // compile put each there (tenant of the first compile of a handle).
   size_t cached_bytes() const;
   absl::flat_hash_map<std::string, size_t> CachedBytesByTenant();
+  // Grammars evicted to keep each tenant within max_bytes_per_tenant.
+  absl::flat_hash_map<std::string, uint64_t> TenantQuotaEvictions() const;
 
   CacheStats stats() const { return cache_->stats(); }
   // Compiles queued or running now (all tenants).
@@ -144,7 +155,17 @@ class GrammarStore {
   // The held grammar for `handle` (its hold renewed), or null.
   std::shared_ptr<const CompiledGrammar> FindHeld(const std::string& handle);
   void RechargeLoop();
+  // `tenant` asked for `handle` (compiled or hit): the grammar is charged
+  // to it from now on, and counts as used now.
   void NoteOwner(const std::string& handle, const std::string& tenant);
+  // Evicts `tenant`'s least recently used grammars no one holds until it is
+  // within max_bytes_per_tenant.
+  void EnforceTenantQuota(const std::string& tenant);
+  // Measures each tenant's cached bytes again (for EvictFirst).
+  void RefreshTenantBytes();
+  // ShardedLruCacheOptions::evict_first: `handle`'s tenant holds more than
+  // its share.
+  bool EvictFirst(std::string_view handle);
   void PruneOwners();
   // Frees at least `bytes` for the memory budget: held grammars first
   // (oldest first), then the cache's least recently used; what was freed.
@@ -173,8 +194,19 @@ class GrammarStore {
   // budget charge, so kept here rather than measured).
   std::atomic<size_t> held_bytes_{0};
   // handle -> tenant whose compile stored it (pruned as entries go).
-  std::mutex owners_mu_;
-  absl::flat_hash_map<std::string, std::string> owners_;  // guarded by owners_mu_
+  // Locked inside a cache shard's lock (EvictFirst): never call the cache
+  // while holding it.
+  mutable std::mutex owners_mu_;
+  struct Owner {
+    std::string tenant;
+    absl::Time last_use;
+  };
+  absl::flat_hash_map<std::string, Owner> owners_;  // guarded by owners_mu_
+  // Each tenant's cached bytes at the last RefreshTenantBytes, and their fair
+  // share of the cache then. Guarded by owners_mu_.
+  absl::flat_hash_map<std::string, size_t> tenant_bytes_;
+  size_t tenant_share_ = 0;
+  absl::flat_hash_map<std::string, uint64_t> quota_evictions_;  // guarded by owners_mu_
   DeadlineTimer timer_;
   std::atomic<bool> shutting_down_{false};
   // Callers waiting for a compile, for BeginShutdown to answer.

@@ -41,6 +41,11 @@ ABSL_FLAG(int, grpc_threads, 64, "Most gRPC threads for unary calls (Session str
 ABSL_FLAG(int, compile_threads, 0, "Threads running compiles; 0: one per core.");
 ABSL_FLAG(int64_t, cache_bytes, int64_t{1} << 30,
           "Memory budget of the compiled-grammar cache, in bytes (least recently used first out).");
+ABSL_FLAG(int64_t, max_cache_bytes_per_tenant, 0,
+          "Most bytes of cached grammars charged to one tenant (the tenant that last compiled "
+          "each); past it the tenant's own least recently used grammars no sequence uses are "
+          "evicted after each of its compiles, never another tenant's. 0: no bound (a full "
+          "cache still evicts first the grammars of tenants over their fair share).");
 ABSL_FLAG(absl::Duration, cache_error_ttl, absl::Seconds(5),
           "How long a failed compile's error answers identical requests without recompiling.");
 ABSL_FLAG(absl::Duration, compile_time_limit, absl::Seconds(10),
@@ -191,6 +196,10 @@ int main(int argc, char** argv) {
   options.cache.compile_threads = static_cast<size_t>(absl::GetFlag(FLAGS_compile_threads));
   options.cache.max_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_cache_bytes));
   options.cache.error_ttl = absl::GetFlag(FLAGS_cache_error_ttl);
+  {
+    const int64_t per_tenant = absl::GetFlag(FLAGS_max_cache_bytes_per_tenant);
+    options.cache.max_bytes_per_tenant = per_tenant < 0 ? 0 : static_cast<size_t>(per_tenant);
+  }
   options.compile_limits.max_spec_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_spec_bytes));
   options.compile_limits.compile_time_limit = absl::GetFlag(FLAGS_compile_time_limit);
   options.session_limits.max_sequences_per_stream =

@@ -51,17 +51,27 @@ std::vector<prometheus::MetricFamily> MemoryCollector::Collect() const {
   limit.metric.push_back(Value(static_cast<double>(budget_->limit()), {}, false));
   prometheus::MetricFamily tenants =
       Family("maskd_cache_tenant_bytes",
-             "Bytes of cached (and held oversized) grammars by the tenant whose compile stored "
+             "Bytes of cached (and held oversized) grammars by the tenant that last compiled "
              "them (\"-\": stored before the tenant was known).",
              prometheus::MetricType::Gauge);
   for (const auto& [tenant, bytes] : store_->CachedBytesByTenant()) {
     tenants.metric.push_back(Value(static_cast<double>(bytes), {{"tenant", tenant}}, false));
+  }
+  prometheus::MetricFamily quota_evictions =
+      Family("maskd_cache_tenant_quota_evictions_total",
+             "Grammars evicted to keep their tenant within --max_cache_bytes_per_tenant (only "
+             "ever that tenant's own).",
+             prometheus::MetricType::Counter);
+  for (const auto& [tenant, count] : store_->TenantQuotaEvictions()) {
+    quota_evictions.metric.push_back(
+        Value(static_cast<double>(count), {{"tenant", tenant}}, /*counter=*/true));
   }
   std::vector<prometheus::MetricFamily> out;
   out.push_back(std::move(used));
   out.push_back(std::move(refusals));
   out.push_back(std::move(limit));
   out.push_back(std::move(tenants));
+  out.push_back(std::move(quota_evictions));
   return out;
 }
 

@@ -200,5 +200,35 @@ TEST(ShardedLruCache, DefaultSizerChargesSizeofValue) {
   EXPECT_EQ(*cache.Get("x"), 7);
 }
 
+// Options::evict_first: a full shard evicts the entries it picks first
+// (least recently used of them), on insert and in EvictBytes; then LRU.
+TEST(ShardedLruCache, EvictFirstEntriesGoBeforeOlderOnes) {
+  auto options = BlobOptions(300, 1);
+  options.evict_first = [](std::string_view key) { return key.front() == 'x'; };
+  BlobCache cache(options);
+  cache.Insert("a", MakeBlob("a", 100));
+  cache.Insert("x1", MakeBlob("x1", 100));
+  cache.Insert("x2", MakeBlob("x2", 100));
+  cache.Insert("b", MakeBlob("b", 100));
+  EXPECT_THAT(Keys(cache), ElementsAre("b", "x2", "a"));
+  EXPECT_EQ(cache.EvictBytes(100), 100u);
+  EXPECT_THAT(Keys(cache), ElementsAre("b", "a"));
+  EXPECT_EQ(cache.EvictBytes(100), 100u);  // none picked: plain LRU
+  EXPECT_THAT(Keys(cache), ElementsAre("b"));
+}
+
+// EraseIfUnused drops an entry nobody else holds, and keeps one in use.
+TEST(ShardedLruCache, EraseIfUnusedKeepsValuesInUse) {
+  BlobCache cache(BlobOptions(1000, 1));
+  cache.Insert("a", MakeBlob("a", 100));
+  auto held = MakeBlob("b", 50);
+  cache.Insert("b", held);
+  EXPECT_EQ(cache.EraseIfUnused("b"), 0u);
+  EXPECT_EQ(cache.EraseIfUnused("a"), 100u);
+  EXPECT_EQ(cache.EraseIfUnused("missing"), 0u);
+  EXPECT_THAT(Keys(cache), ElementsAre("b"));
+  EXPECT_EQ(cache.stats().evictions, 1u);
+}
+
 }  // namespace
 }  // namespace maskd::testing

@@ -250,7 +250,8 @@ TEST_F(MemoryBudgetE2eTest, TwoHundredStreamsHitTheBudgetCleanly) {
   const std::optional<double> sessions_held =
       MetricValue(metrics, R"(maskd_memory_budget_bytes{kind="sessions"})");
   double charged = 0;
-  for (const char* kind : {"sessions", "sequences", "dictionaries", "compiles", "recipes", "cache"}) {
+  for (const char* kind :
+       {"sessions", "sequences", "dictionaries", "compiles", "recipes", "cache"}) {
     charged += MetricValue(metrics, absl::StrCat("maskd_memory_budget_bytes{kind=\"", kind, "\"}"))
                    .value_or(0);
   }

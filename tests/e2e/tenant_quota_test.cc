@@ -313,5 +313,81 @@ TEST_F(TenantQuotaTest, CompileQueueIsBoundedInAllBesideEachTenant) {
                                                    HasSubstr("--max_queued_compiles_per_tenant"))));
 }
 
+// --max_cache_bytes_per_tenant through the real maskd, two tenants: one
+// floods the cache with new grammars, the other's working set stays cached
+// (its repeats are cache hits), while the flood evicts the flooder's own
+// oldest grammars (maskd_cache_tenant_quota_evictions_total names it).
+TEST(TenantCacheQuotaTest, AFloodEvictsOnlyTheFloodersOwnGrammars) {
+  std::string dir = ::testing::TempDir() + "maskd_cache_quota_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::ofstream(dir + "/tokens") << "tenant-a " << kTokenA << "\ntenant-b " << kTokenB << "\n";
+  auto schema = [](int i) {
+    return absl::StrCat(R"({"type":"string","maxLength":)", 100 + i, "}");
+  };
+  struct Compiled {
+    bool cache_hit = false;
+    uint64_t size_bytes = 0;
+  };
+  auto compile = [](v1::Maskd::Stub* stub, const std::string& token, const std::string& spec) {
+    grpc::ClientContext list_context;
+    list_context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    v1::ListTokenizersResponse tokenizers;
+    EXPECT_TRUE(stub->ListTokenizers(&list_context, {}, &tokenizers).ok());
+    v1::CompileRequest request;
+    request.set_tokenizer_id(tokenizers.tokenizers(0).tokenizer_id());
+    request.mutable_spec()->set_json_schema(spec);
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    v1::CompileResponse response;
+    const grpc::Status status = stub->Compile(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_TRUE(response.has_grammar()) << response.error().message();
+    return Compiled{response.grammar().stats().cache_hit(),
+                    response.grammar().stats().size_bytes()};
+  };
+  auto start = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> flags = {"--auth_token_file=" + dir + "/tokens"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    absl::StatusOr<std::unique_ptr<testing::MaskdProcess>> server = StartMaskd(flags);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  };
+  // One grammar's size on this tokenizer, from a first server.
+  uint64_t one = 0;
+  {
+    std::unique_ptr<testing::MaskdProcess> probe = start({});
+    ASSERT_NE(probe, nullptr);
+    auto stub = v1::Maskd::NewStub(
+        grpc::CreateChannel(probe->grpc_address(), grpc::InsecureChannelCredentials()));
+    one = compile(stub.get(), kTokenA, schema(0)).size_bytes;
+    EXPECT_EQ(probe->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
+  }
+  ASSERT_GT(one, 0u);
+  const uint64_t quota = 3 * one + one / 2;
+  std::unique_ptr<testing::MaskdProcess> server =
+      start({absl::StrCat("--max_cache_bytes_per_tenant=", quota)});
+  ASSERT_NE(server, nullptr);
+  auto stub = v1::Maskd::NewStub(
+      grpc::CreateChannel(server->grpc_address(), grpc::InsecureChannelCredentials()));
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(compile(stub.get(), kTokenB, schema(i)).cache_hit);
+  constexpr int kFlood = 10;
+  for (int i = 0; i < kFlood; ++i) compile(stub.get(), kTokenA, schema(100 + i));
+  const std::string metrics = FetchMetrics(server->metrics_address());
+  EXPECT_GE(MetricValue(metrics, R"(maskd_cache_tenant_quota_evictions_total{tenant="tenant-a"})")
+                .value_or(0),
+            kFlood - 4);
+  EXPECT_FALSE(
+      MetricValue(metrics, R"(maskd_cache_tenant_quota_evictions_total{tenant="tenant-b"})")
+          .has_value());
+  EXPECT_LE(MetricValue(metrics, R"(maskd_cache_tenant_bytes{tenant="tenant-a"})").value_or(1e18),
+            static_cast<double>(quota));
+  // tenant-b's working set is still cached; tenant-a's oldest is not.
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(compile(stub.get(), kTokenB, schema(i)).cache_hit) << i;
+  EXPECT_FALSE(compile(stub.get(), kTokenA, schema(100)).cache_hit);
+  EXPECT_TRUE(compile(stub.get(), kTokenA, schema(100 + kFlood - 1)).cache_hit);
+  EXPECT_EQ(server->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
+  std::system(absl::StrCat("rm -rf ", dir).c_str());
+}
+
 }  // namespace
 }  // namespace maskd::e2e

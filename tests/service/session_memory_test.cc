@@ -39,7 +39,8 @@ constexpr char kSchema[] =
 // made where growth happens are seen.
 class MemoryHarness {
  public:
-  MemoryHarness(size_t budget_bytes, size_t cache_bytes = size_t{1} << 30)
+  MemoryHarness(size_t budget_bytes, size_t cache_bytes = size_t{1} << 30,
+                size_t per_tenant_bytes = 0, size_t shards = 16)
       : tokenizer_(std::make_shared<testing::SmallVocabTokenizer>(testing::JsonVocab(), "fj")),
         metrics_(BuildInfo{"test", "test"}),
         budget_(budget_bytes),
@@ -49,7 +50,7 @@ class MemoryHarness {
                    const TokenizerOptions&) -> absl::StatusOr<std::shared_ptr<const Tokenizer>> {
               return std::shared_ptr<const Tokenizer>(tokenizer_);
             }),
-        store_(StoreOptions(cache_bytes, &budget_), &metrics_),
+        store_(StoreOptions(cache_bytes, &budget_, per_tenant_bytes, shards), &metrics_),
         pool_(2),
         compiler_(&tokenizers_, &store_, &metrics_, CompileLimits{}) {
     (void)tokenizers_.Register("fake", "", "fj", {});
@@ -61,9 +62,12 @@ class MemoryHarness {
     env_.budget = &budget_;
   }
 
-  static GrammarStoreOptions StoreOptions(size_t cache_bytes, MemoryBudget* budget) {
+  static GrammarStoreOptions StoreOptions(size_t cache_bytes, MemoryBudget* budget,
+                                          size_t per_tenant_bytes, size_t shards) {
     GrammarStoreOptions options;
     options.max_bytes = cache_bytes;
+    options.max_bytes_per_tenant = per_tenant_bytes;
+    options.num_shards = shards;
     options.recharge_interval = absl::ZeroDuration();
     options.budget = budget;
     return options;
@@ -429,16 +433,71 @@ TEST(SessionMemory, RecipesKeptForHealingAreCharged) {
   EXPECT_EQ(tight.used(MemoryKind::kRecipes), 0u);
 }
 
-TEST(SessionMemory, CacheBytesAreAttributedToTheTenantThatCompiled) {
+// A schema per `i`, all about the same size.
+std::string NthSchema(int i) {
+  return absl::StrCat(R"({"type":"string","maxLength":)", 100 + i, "}");
+}
+
+// --max_cache_bytes_per_tenant: a tenant compiling one new grammar after
+// another evicts only its own least recently used grammars; another
+// tenant's working set stays cached.
+TEST(SessionMemory, ATenantsFloodEvictsOnlyItsOwnGrammars) {
+  size_t one = 0;
+  {
+    MemoryHarness probe(0);
+    one = probe.store().Find(probe.Compile(NthSchema(0), "x"))->SizeBytes();
+  }
+  MemoryHarness h(0, size_t{1} << 30, /*per_tenant_bytes=*/4 * one + one / 2);
+  std::vector<std::string> victim;
+  for (int i = 0; i < 3; ++i) victim.push_back(h.Compile(NthSchema(i), "victim"));
+  std::vector<std::string> flood;
+  for (int i = 100; i < 130; ++i) flood.push_back(h.Compile(NthSchema(i), "flooder"));
+  for (const std::string& handle : victim) EXPECT_NE(h.store().Find(handle), nullptr);
+  absl::flat_hash_map<std::string, size_t> by_tenant = h.store().CachedBytesByTenant();
+  EXPECT_LE(by_tenant["flooder"], 4 * one + one / 2 + one / 4);
+  EXPECT_GE(by_tenant["flooder"], 3 * one);
+  // Its newest grammars are the ones it keeps.
+  EXPECT_NE(h.store().Find(flood.back()), nullptr);
+  EXPECT_EQ(h.store().Find(flood.front()), nullptr);
+  absl::flat_hash_map<std::string, uint64_t> evictions = h.store().TenantQuotaEvictions();
+  EXPECT_GE(evictions["flooder"], 25u);
+  EXPECT_FALSE(evictions.contains("victim"));
+}
+
+// Without a per-tenant bound, a full cache shard evicts the grammars of a
+// tenant over its fair share (half the cache with two tenants) before the
+// least recently used grammar of another.
+TEST(SessionMemory, AFullCacheEvictsTheTenantOverItsShareFirst) {
+  size_t one = 0;
+  {
+    MemoryHarness probe(0);
+    one = probe.store().Find(probe.Compile(NthSchema(0), "x"))->SizeBytes();
+  }
+  // One shard (an exact LRU order) with room for about ten grammars.
+  MemoryHarness h(0, 10 * one + one / 2, /*per_tenant_bytes=*/0, /*shards=*/1);
+  std::vector<std::string> victim;
+  for (int i = 0; i < 3; ++i) victim.push_back(h.Compile(NthSchema(i), "victim"));
+  for (int i = 100; i < 130; ++i) h.Compile(NthSchema(i), "flooder");
+  for (const std::string& handle : victim) EXPECT_NE(h.store().Find(handle), nullptr);
+  EXPECT_GT(h.store().stats().evictions, 15u);
+}
+
+TEST(SessionMemory, CacheBytesAreChargedToTheTenantThatCompiledLast) {
   MemoryHarness h(0);
   const std::string a = h.Compile(kSchema, "tenant-a");
   const std::string b = h.Compile(R"({"type":"array","items":{"type":"boolean"}})", "tenant-b");
-  h.Compile(kSchema, "tenant-b");  // a hit: stays tenant-a's
   absl::flat_hash_map<std::string, size_t> by_tenant = h.store().CachedBytesByTenant();
   ASSERT_EQ(by_tenant.size(), 2u);
   EXPECT_EQ(by_tenant["tenant-a"], h.store().Find(a)->SizeBytes());
   EXPECT_EQ(by_tenant["tenant-b"], h.store().Find(b)->SizeBytes());
   EXPECT_EQ(by_tenant["tenant-a"] + by_tenant["tenant-b"], h.store().stats().bytes);
+  // A hit moves the charge: a grammar two tenants share counts against the
+  // one that asked for it last (so one tenant's flood cannot evict, by its
+  // own bound, a grammar the other just compiled).
+  h.Compile(kSchema, "tenant-b");
+  by_tenant = h.store().CachedBytesByTenant();
+  ASSERT_EQ(by_tenant.size(), 1u);
+  EXPECT_EQ(by_tenant["tenant-b"], h.store().stats().bytes);
 }
 
 }  // namespace
