@@ -1,9 +1,9 @@
 // Reloads credentials without a restart: the bearer-token file and the TLS
 // files of the /metrics listener, when they change on disk (checked every
 // interval by mtime, size and inode, so renaming a new file into place
-// counts) or at once on SIGHUP (ReloadNow). gRPC's own listener watches the
-// TLS files itself (tls_options.h). A file that fails to load is logged and
-// counted, and the previous credentials stay in force.
+// counts) or at once on SIGHUP (ReloadNow); gRPC's listener is given the TLS
+// files through private copies this refreshes (grpc_tls_files.h). A file that fails to load is
+// logged and counted, and the previous credentials stay in force.
 #ifndef MASKD_SERVICE_CREDENTIAL_RELOADER_H_
 #define MASKD_SERVICE_CREDENTIAL_RELOADER_H_
 

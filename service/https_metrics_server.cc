@@ -17,22 +17,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "prometheus/text_serializer.h"
+#include "service/openssl_context.h"
 
 namespace maskd {
 namespace {
 
 constexpr int kSocketTimeoutSeconds = 5;
 constexpr size_t kMaxRequestHeaderBytes = 8192;
-
-std::string OpenSslErrors() {
-  std::string errors;
-  while (unsigned long code = ERR_get_error()) {
-    char buffer[256];
-    ERR_error_string_n(code, buffer, sizeof(buffer));
-    absl::StrAppend(&errors, errors.empty() ? "" : "; ", buffer);
-  }
-  return errors.empty() ? "unknown OpenSSL error" : errors;
-}
 
 // "host:port" / "[v6]:port" -> a listening socket; the bound port out.
 absl::StatusOr<int> Listen(const std::string& listen, int* bound_port) {
@@ -76,32 +67,6 @@ absl::StatusOr<int> Listen(const std::string& listen, int* bound_port) {
   return fd;
 }
 
-// A server context for `tls`'s files, or INVALID_ARGUMENT naming the flag
-// whose file does not load.
-absl::StatusOr<std::shared_ptr<SSL_CTX>> MakeServerContext(const TlsOptions& tls) {
-  std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), &SSL_CTX_free);
-  if (ctx == nullptr) return absl::InternalError(OpenSslErrors());
-  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
-  if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert_file.c_str()) != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls_cert ", tls.cert_file, ": ", OpenSslErrors()));
-  }
-  if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx.get()) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--tls_key ", tls.key_file, " (for --tls_cert ",
-                                                   tls.cert_file, "): ", OpenSslErrors()));
-  }
-  if (tls.mutual()) {
-    if (SSL_CTX_load_verify_locations(ctx.get(), tls.client_ca_file.c_str(), nullptr) != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--tls_client_ca ", tls.client_ca_file, ": ", OpenSslErrors()));
-    }
-    SSL_CTX_set_client_CA_list(ctx.get(), SSL_load_client_CA_file(tls.client_ca_file.c_str()));
-    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-  }
-  return ctx;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpsMetricsServer>> HttpsMetricsServer::Start(
@@ -111,7 +76,7 @@ absl::StatusOr<std::unique_ptr<HttpsMetricsServer>> HttpsMetricsServer::Start(
   signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<HttpsMetricsServer> server(new HttpsMetricsServer());
   server->tls_ = tls;
-  absl::StatusOr<std::shared_ptr<SSL_CTX>> ctx = MakeServerContext(tls);
+  absl::StatusOr<std::shared_ptr<SSL_CTX>> ctx = OpenSslServerContext(tls);
   if (!ctx.ok()) return ctx.status();
   server->ctx_ = *std::move(ctx);
   absl::StatusOr<int> fd = Listen(listen, &server->port_);
@@ -135,7 +100,7 @@ HttpsMetricsServer::~HttpsMetricsServer() {
 }
 
 absl::Status HttpsMetricsServer::ReloadTls() {
-  absl::StatusOr<std::shared_ptr<SSL_CTX>> ctx = MakeServerContext(tls_);
+  absl::StatusOr<std::shared_ptr<SSL_CTX>> ctx = OpenSslServerContext(tls_);
   if (!ctx.ok()) {
     ERR_clear_error();
     return ctx.status();

@@ -136,8 +136,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   server->health_ = std::make_unique<HealthService>(std::max(1, options.grpc_threads / 4));
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
+  // gRPC's listener serves private copies of the TLS files, refreshed when
+  // the operator's change or on SIGHUP (grpc_tls_files.h).
+  TlsOptions grpc_tls = options.security.tls;
+  if (grpc_tls.enabled()) {
+    absl::StatusOr<std::unique_ptr<GrpcTlsFiles>> files = GrpcTlsFiles::Create(grpc_tls);
+    if (!files.ok()) return files.status();
+    server->grpc_tls_files_ = *std::move(files);
+    grpc_tls = server->grpc_tls_files_->copies();
+    const TlsOptions& tls = options.security.tls;
+    std::vector<std::string> paths = {tls.cert_file, tls.key_file};
+    if (tls.mutual()) paths.push_back(tls.client_ca_file);
+    server->reloader_->Watch("grpc_tls", std::move(paths),
+                             [files = server->grpc_tls_files_.get()] { return files->Refresh(); });
+  }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      GrpcServerCredentials(options.security.tls);
+      GrpcServerCredentials(grpc_tls);
   if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int bound_port = 0;

@@ -14,6 +14,7 @@
 #include "service/compile_handler.h"
 #include "service/credential_reloader.h"
 #include "service/grammar_store.h"
+#include "service/grpc_tls_files.h"
 #include "service/health_service.h"
 #include "service/maskd_service.h"
 #include "service/memory_budget.h"
@@ -122,6 +123,9 @@ class Server {
   std::unique_ptr<SessionRegistry> session_;
   std::unique_ptr<TokenAuthHolder> auth_;
   std::unique_ptr<CredentialReloader> reloader_;
+  // The copies of the TLS files gRPC's listener watches (SIGHUP refreshes
+  // them); outlives the gRPC server, which reads them.
+  std::unique_ptr<GrpcTlsFiles> grpc_tls_files_;
   std::unique_ptr<MaskdService> service_;
   std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -19,7 +19,8 @@ struct TlsOptions {
   std::string client_ca_file;  // PEM CA bundle; set: clients must present a cert it signed
   // How often the gRPC listener reads the three files again (a rotated
   // certificate is served to new connections without a restart); 0: read
-  // once at start.
+  // once at start. maskd's server points the listener at private copies
+  // watched every second (grpc_tls_files.h), so SIGHUP takes effect at once.
   unsigned reload_interval_seconds = 60;
 
   bool enabled() const { return !cert_file.empty(); }

@@ -313,7 +313,7 @@ class CredentialReloadTest : public ::testing::Test {
         {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0", "--shutdown_grace=1s",
          "--tls_cert=" + Path("server.pem"), "--tls_key=" + Path("server.key"),
          "--tls_client_ca=" + Path("ca.pem"), "--auth_token_file=" + Path("tokens"),
-         "--credentials_reload_interval=1s"});
+         "--credentials_reload_interval=" + ReloadInterval()});
     ASSERT_TRUE(started.ok()) << started.status();
     server_ = *std::move(started);
   }
@@ -323,6 +323,21 @@ class CredentialReloadTest : public ::testing::Test {
       EXPECT_EQ(server_->Stop(SIGTERM, std::chrono::seconds(30)).value_or(-1), 0);
     }
     std::system(absl::StrCat("rm -rf ", dir_).c_str());
+  }
+
+  // --credentials_reload_interval.
+  virtual std::string ReloadInterval() const { return "1s"; }
+
+  // Renames the `next/` server key and certificate into place.
+  void RotateServerCertificate() {
+    std::ifstream cert(Path("next/server.pem"));
+    std::ifstream key(Path("next/server.key"));
+    std::stringstream cert_pem;
+    std::stringstream key_pem;
+    cert_pem << cert.rdbuf();
+    key_pem << key.rdbuf();
+    ReplaceFile("server.key", key_pem.str());
+    ReplaceFile("server.pem", cert_pem.str());
   }
 
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
@@ -407,14 +422,7 @@ TEST_F(CredentialReloadTest, RotatedServerCertificateIsServedToNewConnections) {
 
   // The new certificate is signed by another CA (next/ca.pem); clients keep
   // their certificates, which the unchanged client CA still trusts.
-  std::ifstream cert(Path("next/server.pem"));
-  std::ifstream key(Path("next/server.key"));
-  std::stringstream cert_pem;
-  std::stringstream key_pem;
-  cert_pem << cert.rdbuf();
-  key_pem << key.rdbuf();
-  ReplaceFile("server.key", key_pem.str());
-  ReplaceFile("server.pem", cert_pem.str());
+  RotateServerCertificate();
 
   EXPECT_TRUE(Eventually([&] { return ListOnNewConnection("next/ca.pem", kOldToken).ok(); }))
       << server_->Log();
@@ -426,6 +434,48 @@ TEST_F(CredentialReloadTest, RotatedServerCertificateIsServedToNewConnections) {
   })) << server_->Log();
   EXPECT_EQ(HttpsGet(metrics, Path("ca.pem"), Path("client.pem"), Path("client.key")), "");
   EXPECT_THAT(server_->Log(), HasSubstr("reloaded metrics_tls"));
+  EXPECT_TRUE(StillTheSameProcess()) << server_->Log();
+}
+
+// With no reload interval (--credentials_reload_interval=0), a rotated
+// certificate is served only after SIGHUP, for gRPC as for /metrics (gRPC's
+// own watcher could not be told to reload before: gRPC's listener kept the
+// certificate it started with until a restart).
+class SighupReloadTest : public CredentialReloadTest {
+ protected:
+  std::string ReloadInterval() const override { return "0s"; }
+};
+
+TEST_F(SighupReloadTest, RotatedServerCertificateIsServedAfterSighup) {
+  ASSERT_TRUE(ListOnNewConnection("ca.pem", kOldToken).ok());
+  RotateServerCertificate();
+  // No signal, no interval: the old certificate stays (past gRPC's own 1 s
+  // watch of maskd's copies).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_TRUE(ListOnNewConnection("ca.pem", kOldToken).ok());
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(Eventually([&] { return ListOnNewConnection("next/ca.pem", kOldToken).ok(); }))
+      << server_->Log();
+  EXPECT_EQ(ListOnNewConnection("ca.pem", kOldToken).error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(Eventually([&] {
+    return HttpsGet(server_->metrics_address(), Path("next/ca.pem"), Path("client.pem"),
+                    Path("client.key"))
+               .find("200 OK") != std::string::npos;
+  })) << server_->Log();
+  EXPECT_THAT(server_->Log(), HasSubstr("reloaded grpc_tls"));
+
+  // A key that does not match the certificate is refused by name; the
+  // certificate in force stays.
+  std::ifstream old_key(Path("next/ca.key"));
+  std::stringstream wrong_key;
+  wrong_key << old_key.rdbuf();
+  ReplaceFile("server.key", wrong_key.str());
+  ASSERT_EQ(kill(server_->pid(), SIGHUP), 0);
+  EXPECT_TRUE(Eventually([&] {
+    return server_->Log().find("reloading grpc_tls failed") != std::string::npos;
+  })) << server_->Log();
+  EXPECT_THAT(server_->Log(), HasSubstr(Path("server.key")));
+  EXPECT_TRUE(ListOnNewConnection("next/ca.pem", kOldToken).ok());
   EXPECT_TRUE(StillTheSameProcess()) << server_->Log();
 }
 
