@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <utility>
@@ -39,7 +40,8 @@ absl::StatusOr<std::unique_ptr<GrpcTlsFiles>> GrpcTlsFiles::Create(const TlsOpti
   std::string pattern =
       absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/maskd-tls-XXXXXX");
   if (mkdtemp(pattern.data()) == nullptr) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("mkdtemp ", pattern));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create a private directory ", pattern, ": ", strerror(errno)));
   }
   std::unique_ptr<GrpcTlsFiles> files(new GrpcTlsFiles(tls, pattern));
   if (absl::Status copied = files->Refresh(); !copied.ok()) return copied;

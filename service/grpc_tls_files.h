@@ -31,7 +31,7 @@ class GrpcTlsFiles {
   static constexpr unsigned kWatchSeconds = 1;
 
   // Copies `tls`'s files (checked) into a new private directory under
-  // $TMPDIR (else /tmp).
+  // $TMPDIR (else /tmp); FAILED_PRECONDITION when it cannot be created.
   static absl::StatusOr<std::unique_ptr<GrpcTlsFiles>> Create(const TlsOptions& tls);
   // Removes the private directory.
   ~GrpcTlsFiles();

@@ -139,9 +139,19 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   // gRPC's listener serves private copies of the TLS files, refreshed when
   // the operator's change or on SIGHUP (grpc_tls_files.h).
   TlsOptions grpc_tls = options.security.tls;
-  if (grpc_tls.enabled()) {
-    absl::StatusOr<std::unique_ptr<GrpcTlsFiles>> files = GrpcTlsFiles::Create(grpc_tls);
-    if (!files.ok()) return files.status();
+  absl::StatusOr<std::unique_ptr<GrpcTlsFiles>> files =
+      grpc_tls.enabled() ? GrpcTlsFiles::Create(grpc_tls) : nullptr;
+  if (!files.ok() && files.status().code() == absl::StatusCode::kFailedPrecondition) {
+    // No writable temporary directory (a read-only root without an emptyDir
+    // on $TMPDIR): gRPC watches the operator's files itself, on the reload
+    // interval only.
+    MASKD_LOG(WARNING) << "gRPC TLS files cannot be copied (" << files.status().message()
+                       << "); SIGHUP will not reload gRPC's certificate, only "
+                          "--credentials_reload_interval will";
+    files = nullptr;
+  }
+  if (!files.ok()) return files.status();
+  if (*files != nullptr) {
     server->grpc_tls_files_ = *std::move(files);
     grpc_tls = server->grpc_tls_files_->copies();
     const TlsOptions& tls = options.security.tls;

@@ -129,6 +129,10 @@ class NonDefaultValues(unittest.TestCase):
         mounts = {m["name"]: m for m in maskd["volumeMounts"]}
         self.assertEqual(mounts["tls"]["mountPath"], "/etc/maskd/tls")
         self.assertTrue(mounts["tls"]["readOnly"])
+        # maskd's private copies of the TLS files (SIGHUP reloads gRPC's certificate):
+        # a writable in-memory /tmp under the read-only root.
+        self.assertEqual(mounts["tls-copies"]["mountPath"], "/tmp")
+        self.assertEqual(volumes["tls-copies"]["emptyDir"]["medium"], "Memory")
         self.assertEqual(deployment["spec"]["replicas"], 3)
         self.assertNotIn(("HorizontalPodAutoscaler", "maskd"), self.secure)
 
