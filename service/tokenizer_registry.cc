@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/compile/token_healing.h"
 #include "compiler/matcher/matcher.h"
 
 namespace maskd {
@@ -35,7 +36,12 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 TokenizerIndexer EngineTokenizerIndexer() {
   TokenizerIndexer indexer;
-  indexer.prepare = &PrepareTokenizerIndex;
+  indexer.prepare = [](std::shared_ptr<const Tokenizer> tokenizer) {
+    // Token healing's sorted vocabulary too, so the first open that heals
+    // does not build it on a request thread.
+    PrepareTokenHealing(tokenizer);
+    return PrepareTokenizerIndex(std::move(tokenizer));
+  };
   indexer.release = &ReleaseTokenizerIndex;
   // The engine's process-wide cache and the registry's handle.
   indexer.idle_use_count = 2;

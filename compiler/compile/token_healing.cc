@@ -77,25 +77,40 @@ struct SortedVocab {
 // One SortedVocab per live tokenizer. Entries hold the tokenizer weakly (the
 // views point into it), so none is used after its tokenizer or for another
 // tokenizer at the same address.
-std::shared_ptr<const SortedVocab> SortedVocabFor(
-    const std::shared_ptr<const Tokenizer>& tokenizer) {
+struct SortedVocabCache {
   struct Entry {
     std::weak_ptr<const Tokenizer> tokenizer;
     std::shared_ptr<const SortedVocab> vocab;
   };
-  static std::mutex mu;
-  static std::map<const Tokenizer*, Entry> cache;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = cache.find(tokenizer.get());
-        it != cache.end() && it->second.tokenizer.lock() == tokenizer) {
-      return it->second.vocab;
-    }
+  std::mutex mu;
+  std::map<const Tokenizer*, Entry> entries;  // guarded by mu
+};
+
+SortedVocabCache& Cache() {
+  static SortedVocabCache* cache = new SortedVocabCache();
+  return *cache;
+}
+
+// The cached SortedVocab of `tokenizer`, or null.
+std::shared_ptr<const SortedVocab> FindSortedVocab(
+    const std::shared_ptr<const Tokenizer>& tokenizer) {
+  SortedVocabCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (auto it = cache.entries.find(tokenizer.get());
+      it != cache.entries.end() && it->second.tokenizer.lock() == tokenizer) {
+    return it->second.vocab;
   }
+  return nullptr;
+}
+
+std::shared_ptr<const SortedVocab> SortedVocabFor(
+    const std::shared_ptr<const Tokenizer>& tokenizer) {
+  if (std::shared_ptr<const SortedVocab> found = FindSortedVocab(tokenizer)) return found;
   auto vocab = std::make_shared<const SortedVocab>(*tokenizer);
-  std::lock_guard<std::mutex> lock(mu);
-  std::erase_if(cache, [](const auto& entry) { return entry.second.tokenizer.expired(); });
-  cache[tokenizer.get()] = Entry{tokenizer, vocab};
+  SortedVocabCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  std::erase_if(cache.entries, [](const auto& entry) { return entry.second.tokenizer.expired(); });
+  cache.entries[tokenizer.get()] = SortedVocabCache::Entry{tokenizer, vocab};
   return vocab;
 }
 
@@ -117,6 +132,14 @@ Healing HealPromptTail(const std::shared_ptr<const Tokenizer>& tokenizer,
     }
   }
   return healing;
+}
+
+void PrepareTokenHealing(const std::shared_ptr<const Tokenizer>& tokenizer) {
+  (void)SortedVocabFor(tokenizer);
+}
+
+bool TokenHealingPrepared(const std::shared_ptr<const Tokenizer>& tokenizer) {
+  return FindSortedVocab(tokenizer) != nullptr;
 }
 
 }  // namespace maskd

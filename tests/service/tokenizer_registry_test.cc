@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/compile/token_healing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/stub_tokenizer.h"
@@ -40,6 +41,18 @@ TEST(TokenizerRegistryTest, RegistersAndFindsByIdAndName) {
   ASSERT_TRUE(by_name.ok());
   EXPECT_EQ(by_name->tokenizer->id(), id);
   EXPECT_EQ(registry.size(), 1u);
+}
+
+// Token healing's sorted vocabulary is built when the tokenizer is loaded
+// (about 120 ms for Llama 3), not by the first open that heals, on a request
+// thread.
+TEST(TokenizerRegistryTest, RegisteringPreparesTokenHealing) {
+  TokenizerRegistry registry = MakeRegistry();
+  absl::StatusOr<RegisterOutcome> outcome = registry.Register("vocab=12", "", "heal", {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(TokenHealingPrepared(outcome->entry.tokenizer));
+  std::shared_ptr<const Tokenizer> other = *testing::LoadStubTokenizer("vocab=13", "", {});
+  EXPECT_FALSE(TokenHealingPrepared(other));
 }
 
 TEST(TokenizerRegistryTest, UnknownIdAndNameAreNotFound) {
