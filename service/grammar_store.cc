@@ -498,12 +498,13 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
           NoteOwner(handle, tenant);
           if (started_here->load()) {
             // A new grammar is in the cache: its tenant's own older ones
-            // make room if it is past its bound, then it takes what the
-            // budget has left (least recently used grammars go).
+            // make room if it is past its bound.
             EnforceTenantQuota(tenant);
             RefreshTenantBytes();
-            if (options_.budget != nullptr) options_.budget->FitCache();
           }
+          // It takes what the budget has left (least recently used
+          // grammars go).
+          if (options_.budget != nullptr) options_.budget->FitCache();
         }
         wait->Finish(std::move(g), !started_here->load());
       },
