@@ -380,6 +380,7 @@ bool EarleyParser::FinishSet() {
                        items_.size() - set_begin_, " items in set, ", items_.size(), " in total)"));
       items_.resize(set_begin_);
       accepting_.pop_back();
+      ++limit_hits_;
       return false;
     }
     const uint32_t sym = g.pos_symbol(item.pos);
