@@ -63,7 +63,12 @@ uint32_t ParseStateKeyer::Context(const EarleyParser& parser, const StateMaskCac
     uint32_t code = kThisSet;
     if (origin != set) {
       code = Context(parser, cache, origin, g.rule_lhs(g.pos_rule(pos)), nesting + 1);
-      if (code == kNoKey) return kNoKey;
+      if (code == kNoKey) {
+        // Remembered: the next mask would fail the same way (or merely not
+        // be cached, which is never wrong).
+        memo_[set].emplace_back(nt, kNoKey);
+        return kNoKey;
+      }
       ++older;
       older_code = code;
     }
@@ -76,7 +81,7 @@ uint32_t ParseStateKeyer::Context(const EarleyParser& parser, const StateMaskCac
   }
   std::sort(key.begin() + 1, key.end());
   const uint32_t id = cache.Intern(key);
-  if (id != kNoKey) memo_[set].emplace_back(nt, id);
+  memo_[set].emplace_back(nt, id);
   return id;
 }
 
