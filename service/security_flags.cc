@@ -24,8 +24,8 @@ ABSL_FLAG(std::string, auth_token_file, "",
 ABSL_FLAG(absl::Duration, credentials_reload_interval, absl::Seconds(60),
           "How often --auth_token_file and the TLS files are checked for changes and reloaded "
           "(new connections and calls see the new ones; a file that fails to load is logged and "
-          "the old ones stay); SIGHUP reloads the token file and /metrics TLS at once. 0: only "
-          "on SIGHUP, and the gRPC listener's certificates never.");
+          "the old ones stay); SIGHUP reloads them all at once (gRPC's listener within a second). "
+          "0: only on SIGHUP.");
 ABSL_FLAG(bool, allow_register_tokenizer, false,
           "Accept tokenizer uploads (RegisterTokenizer with files); off: only preloaded "
           "tokenizers (--tokenizer) are served and uploads are PERMISSION_DENIED.");
