@@ -779,12 +779,21 @@ ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
     }
     case ExprKind::kOr:
     case ExprKind::kAnd: {
+      // An argument whose first bytes exclude b has an empty derivative:
+      // Nothing, without deriving it (an Or of many key literals, under
+      // the Not of an object's other-keys class, mostly has one that b
+      // continues).
       std::vector<ExprId> args(Args(e).begin(), Args(e).end());
-      for (ExprId& a : args) a = Derivative(a, b);
+      for (ExprId& a : args) {
+        a = FirstBytes(a).Contains(b) ? Derivative(a, b) : kNothing;
+        if (a == kNothing && kind(e) == ExprKind::kAnd) return kNothing;
+      }
       return kind(e) == ExprKind::kOr ? Or(args) : And(args);
     }
-    case ExprKind::kNot:
-      return Not(Derivative(Args(e)[0], b));
+    case ExprKind::kNot: {
+      const ExprId a = Args(e)[0];
+      return Not(FirstBytes(a).Contains(b) ? Derivative(a, b) : kNothing);
+    }
     case ExprKind::kRepeat: {
       ExprId a = Args(e)[0];
       uint32_t min = RepeatMin(e), max = RepeatMax(e);
