@@ -3,7 +3,9 @@
 // comes from. The suite's files are not copied: each case here is written
 // from the rule it checks. Every instance is fed byte by byte, each byte
 // checked against its mask and the end against CanStop.
+#include <functional>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,71 @@ TEST(JsonSchemaSuiteClassesTest, DraftSevenContentMediaTypeIsRefusedByNameWhenSt
                                 "contentEncoding": "base64"})");
   ASSERT_TRUE(annotation.ok()) << annotation.status();
   EXPECT_TRUE(Accepts(*annotation, R"("{:%")"));
+}
+
+// Suite: patternProperties.json "multiple simultaneous patternProperties are
+// validated", "regexes are not anchored by default and are case sensitive",
+// "patternProperties with boolean schemas". A key matching patterns of
+// several schemas needs all of them. Every object of up to two members over
+// a few keys and values, against a validator written here (std::regex
+// ECMAScript search, which agrees with ECMA-262 on these patterns).
+TEST(JsonSchemaSuiteClassesTest, OverlappingPatternPropertiesNeedEverySchema) {
+  const std::string schema = R"({"patternProperties": {
+      "a*": {"type": "integer"}, "aaa*": {"maximum": 20},
+      "f.*o": true, "b.*": false}, "additionalProperties": {"type": "boolean"}})";
+  struct Pattern {
+    std::regex re;
+    std::function<bool(const std::string&)> value_ok;
+  };
+  auto is_int = [](const std::string& v) { return v == "1" || v == "31"; };
+  std::vector<Pattern> patterns = {
+      {std::regex("a*"), is_int},
+      {std::regex("aaa*"), [](const std::string& v) { return v != "31" && v != "25.5"; }},
+      {std::regex("f.*o"), [](const std::string&) { return true; }},
+      {std::regex("b.*"), [](const std::string&) { return false; }},
+  };
+  auto member_ok = [&](const std::string& key, const std::string& value) {
+    bool matched = false;
+    for (const Pattern& p : patterns) {
+      if (std::regex_search(key, p.re)) {
+        matched = true;
+        if (!p.value_ok(value)) return false;
+      }
+    }
+    return matched || value == "true";
+  };
+  const std::vector<std::string> keys = {"", "a", "aa", "xaay", "x_", "X_", "foo", "fbo", "zz"};
+  const std::vector<std::string> values = {"1", "31", "25.5", "\"s\"", "true"};
+  for (PropertyOrder order : {PropertyOrder::kSchemaOrder, PropertyOrder::kAnyOrder}) {
+    CompileOptions options;
+    options.property_order = order;
+    auto g = Compile(schema, options);
+    ASSERT_TRUE(g.ok()) << g.status();
+    int accepted = 0, rejected = 0;
+    for (size_t k1 = 0; k1 < keys.size(); ++k1) {
+      for (const std::string& v1 : values) {
+        const std::string one = "{\"" + keys[k1] + "\": " + v1;
+        const bool ok1 = member_ok(keys[k1], v1);
+        EXPECT_EQ(Accepts(*g, one + "}"), ok1) << one;
+        (ok1 ? accepted : rejected)++;
+        for (size_t k2 = k1 + 1; k2 < keys.size(); ++k2) {
+          for (const std::string& v2 : values) {
+            const std::string two = one + ", \"" + keys[k2] + "\": " + v2 + "}";
+            const bool ok = ok1 && member_ok(keys[k2], v2);
+            EXPECT_EQ(Accepts(*g, two), ok) << two;
+          }
+        }
+      }
+    }
+    EXPECT_GT(accepted, 8);  // Both verdicts occur.
+    EXPECT_GT(rejected, 8);
+  }
+  // Past kMaxPatternSchemas distinct schemas the overlap is refused by name.
+  auto five = Compile(R"({"patternProperties": {"a": {"type": "integer"}, "b": {"maximum": 2},
+      "c": {"minimum": 0}, "d": {"multipleOf": 2}, "abcd": {"type": "number"}}})");
+  ASSERT_FALSE(five.ok());
+  EXPECT_EQ(five.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(five.status().message(), HasSubstr("overlapping patternProperties"));
 }
 
 }  // namespace
