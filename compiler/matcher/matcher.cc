@@ -83,7 +83,6 @@ class MatcherImpl final : public Matcher {
     std::fill(words.begin(), words.end(), 0);
     if (stopped_) return;
     const size_t base_depth = parser_.Depth();
-    const TokenTrie& trie = grammar_->vocab().trie();
     // Cached walks group tokens by where the lexeme ends, not by its bytes:
     // in or before a distinct value (uniqueItems) each token's bytes matter.
     std::shared_ptr<const MaskCacheEntry> entry =
@@ -91,6 +90,13 @@ class MatcherImpl final : public Matcher {
             ? nullptr
             : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
                                          pos_.in_lexeme);
+    // The lexer state holds keys the object frame has had (ByteStepper::
+    // Start): the cached walk needs their tokens taken out.
+    std::shared_ptr<const KeyNodeTable> key_nodes;
+    if (entry != nullptr && parser_.KeysTaken()) {
+      key_nodes = grammar_->KeyNodes(pos_.lexer, pos_.in_lexeme);
+      if (!key_nodes->complete) entry = nullptr;
+    }
     if (entry == nullptr) {
       memo_.Begin(base_depth);
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
@@ -102,22 +108,25 @@ class MatcherImpl final : public Matcher {
         std::copy(walk.inside_words.begin(), walk.inside_words.end(), words.begin());
       }
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
-      const regex::LazyDfa& dfa = grammar_->dfa();
+      key_restarts_.clear();
+      if (key_nodes != nullptr) RemoveTakenKeys(*key_nodes, words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
         if (!stepper_.EndLexeme(parser_, group.ended)) continue;
-        const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
         const size_t depth = parser_.Depth();
+        const regex::StateId start = grammar_->LexerStart(parser_.LexAllowed());
         memo_.Begin(depth);
         for (const std::vector<uint32_t>* nodes : group.nodes) {
-          for (uint32_t node : *nodes) {
-            const regex::StateId s = dfa.Step(start, trie.byte(node));
-            if (s == regex::LazyDfa::kDead) continue;
-            LexPosition pos;
-            if (!stepper_.Begin(parser_, s, trie.byte(node), &pos)) continue;
-            SetTokens(trie, node, words);
-            WalkSubtree(node, {pos, depth}, words);
-          }
+          for (uint32_t node : *nodes) WalkNewLexeme(node, start, depth, words);
         }
+        parser_.Pop(parser_.Depth() - base_depth);
+      }
+      // Where a taken key's bytes began after an accepting state, the lexeme
+      // ends there instead (RemoveTakenKeys).
+      for (const KeyNodeTable::KeyNode* k : key_restarts_) {
+        if (key_nodes == nullptr) break;
+        if (!stepper_.EndLexeme(parser_, k->parent)) continue;
+        memo_.Begin(parser_.Depth());
+        WalkNewLexeme(k->node, grammar_->LexerStart(parser_.LexAllowed()), parser_.Depth(), words);
         parser_.Pop(parser_.Depth() - base_depth);
       }
     }
@@ -279,6 +288,51 @@ class MatcherImpl final : public Matcher {
     size_t parser_depth;
   };
 
+  // Marks the allowed tokens at and below trie node `node` whose byte starts
+  // a new lexeme from lexer state `start`; the parser stands where the
+  // previous one ended, at `depth`.
+  void WalkNewLexeme(uint32_t node, regex::StateId start, size_t depth, std::span<uint32_t> words) {
+    const TokenTrie& trie = grammar_->vocab().trie();
+    const regex::StateId s = grammar_->dfa().Step(start, trie.byte(node));
+    if (s == regex::LazyDfa::kDead) return;
+    LexPosition pos;
+    if (!stepper_.Begin(parser_, s, trie.byte(node), &pos)) return;
+    SetTokens(trie, node, words);
+    WalkSubtree(node, {pos, depth}, words);
+  }
+
+  // Takes out of a cached walk's inside tokens (in `words`) those the lexer
+  // reads only as keys the object frame has had: the subtrees of the key
+  // nodes none of whose keys the parser allows. Where the lexeme could end
+  // at such a node's parent, notes the node in key_restarts_: the true lexer
+  // ends the lexeme there and starts a new one with the node's byte. The
+  // walk's boundary nodes below a removed node need nothing: the lexemes
+  // that end there are taken keys, which the parser refuses.
+  void RemoveTakenKeys(const KeyNodeTable& table, std::span<uint32_t> words) {
+    key_restarts_.clear();
+    const TokenTrie& trie = grammar_->vocab().trie();
+    const LexemeSet& allowed = parser_.Allowed();
+    const regex::LazyDfa& dfa = grammar_->dfa();
+    uint32_t removed_end = 0;  // nodes below this were removed with an ancestor
+    for (const KeyNodeTable::KeyNode& k : table.nodes) {
+      if (k.node < removed_end) continue;
+      bool live = false;
+      for (LexemeId key : table.KeysAt(k)) live = live || allowed.Contains(key);
+      if (live) continue;
+      for (uint32_t n = k.node; n < k.end; ++n) {
+        trie.ForEachToken(n, [&](TokenId t) { words[t >> 5] &= ~(uint32_t{1} << (t & 31)); });
+      }
+      removed_end = k.end;
+      if (!k.parent_in_lexeme) continue;
+      for (uint32_t tag : dfa.AcceptingTags(k.parent)) {
+        if (allowed.Contains(tag)) {
+          key_restarts_.push_back(&k);
+          break;
+        }
+      }
+    }
+  }
+
   static void SetTokens(const TokenTrie& trie, uint32_t node, std::span<uint32_t> words) {
     trie.ForEachToken(node, [&](TokenId t) { words[t >> 5] |= uint32_t{1} << (t & 31); });
   }
@@ -428,7 +482,8 @@ class MatcherImpl final : public Matcher {
   };
   std::vector<WalkEntry> walk_stack_;
   WalkMemo memo_;
-  LexemeSet token_scratch_;  // the token terminals a token matches
+  std::vector<const KeyNodeTable::KeyNode*> key_restarts_;  // RemoveTakenKeys' output
+  LexemeSet token_scratch_;                                 // the token terminals a token matches
 };
 
 }  // namespace
