@@ -401,8 +401,19 @@ bool EarleyParser::FinishSet() {
   }
   if (grammar_->has_unique_keys()) {
     // Keys this object frame has already had may not come again.
+    if (keys_taken_.size() <= set_index_) keys_taken_.resize(set_index_ + 1);
+    keys_taken_[set_index_] = 0;
     for (uint32_t k = frames_[set_index_].last_key; k != kNone; k = frames_[k].prev_key) {
-      for (LexemeId l : g.unique_key_lexemes(frames_[k].key)) allowed.Erase(l);
+      for (LexemeId l : g.unique_key_lexemes(frames_[k].key)) {
+        if (!allowed.Contains(l)) continue;
+        if (keys_taken_[set_index_] == 0) {
+          keys_taken_[set_index_] = 1;
+          while (unfiltered_.size() <= set_index_) unfiltered_.emplace_back(g.num_lexemes());
+          unfiltered_[set_index_].Clear();
+          unfiltered_[set_index_].UnionWith(allowed);
+        }
+        allowed.Erase(l);
+      }
     }
   }
   set_start_.push_back(static_cast<uint32_t>(items_.size()));
@@ -472,6 +483,8 @@ void EarleyParser::Pop(size_t n) {
 size_t EarleyParser::ByteSizeEstimate() const {
   size_t bytes = sizeof(EarleyParser) + items_.capacity() * sizeof(Item) + accepting_.capacity();
   for (const LexemeSet& s : allowed_) bytes += sizeof(LexemeSet) + s.words().capacity() * 8;
+  for (const LexemeSet& s : unfiltered_) bytes += sizeof(LexemeSet) + s.words().capacity() * 8;
+  bytes += keys_taken_.capacity();
   for (const SetMemo& m : memo_) {
     bytes += sizeof(SetMemo) + m.leo.capacity() * sizeof(LeoEntry) +
              m.waiting.capacity() * sizeof(uint32_t) + m.groups.capacity() * sizeof(WaitingGroup);
@@ -499,10 +512,12 @@ size_t EarleyParser::HeldBytesApprox() const {
       VectorHeapBytes(predicted_stamp_) + VectorHeapBytes(predict_stack_) +
       VectorHeapBytes(done_stamp_) + VectorHeapBytes(done_head_) + VectorHeapBytes(done_origin_) +
       VectorHeapBytes(done_next_) + VectorHeapBytes(memo_) + VectorHeapBytes(index_scratch_) +
-      distinct_scratch_.HeapBytes() + VectorHeapBytes(leo_stack_);
+      distinct_scratch_.HeapBytes() + VectorHeapBytes(leo_stack_) + VectorHeapBytes(keys_taken_) +
+      VectorHeapBytes(unfiltered_);
   // Every set's LexemeSet has the same size (allowed_ never shrinks: its
   // size is the high-water mark of the sets that hold words).
-  bytes += allowed_.size() * MallocBlockBytes((grammar_->num_lexemes() + 63) / 64 * 8);
+  bytes += (allowed_.size() + unfiltered_.size()) *
+           MallocBlockBytes((grammar_->num_lexemes() + 63) / 64 * 8);
   bytes += memo_.size() * MallocBlockBytes(2 * sizeof(LeoEntry));
   return bytes;
 }

@@ -74,6 +74,17 @@ class EarleyParser {
   // must make every frame completable without repeating a key: lowering
   // tracks required keys and member counts in the grammar itself).
   const LexemeSet& Allowed() const { return allowed_[Depth()]; }
+  // Allowed() before the unique-key check took out the keys the innermost
+  // object frame has had: what the items allow. It does not depend on which
+  // keys were written (only on the grammar's own member states), so the
+  // lexer starts from it and shares its states, and their mask walks,
+  // between key sets; the matcher then drops what only the taken keys
+  // allowed (KeysTaken()).
+  const LexemeSet& LexAllowed() const {
+    return KeysTaken() ? unfiltered_[Depth()] : allowed_[Depth()];
+  }
+  // Whether Allowed() lacks some lexeme of LexAllowed() (a key the frame has had).
+  bool KeysTaken() const { return Depth() < keys_taken_.size() && keys_taken_[Depth()] != 0; }
   // Whether the scanned lexemes form a sentence.
   bool IsAccepting() const { return accepting_[Depth()] != 0; }
 
@@ -165,6 +176,11 @@ class EarleyParser {
   std::vector<uint32_t> set_start_;  // Set i = items_[set_start_[i], set_start_[i + 1]).
   std::vector<LexemeSet> allowed_;   // Per set; never shrinks so Pop/Scan reuse storage.
   std::vector<uint8_t> accepting_;   // Per set.
+  // Per set, in grammars with unique keys (empty otherwise): whether the
+  // unique-key check erased a lexeme from allowed_, and then allowed_ as it
+  // was before. Every finished set writes its entry.
+  std::vector<uint8_t> keys_taken_;
+  std::vector<LexemeSet> unfiltered_;
   // Per set, for grammars with unique keys: the set that opened the
   // innermost object frame (kNone outside any), the last set in that frame
   // that scanned a unique key (kNone: none yet), and per set that did, its

@@ -44,15 +44,30 @@ class ByteStepper {
         track_values_(grammar.grammar().has_distinct_values()) {}
 
   // The position before any byte, for the parser's current allowed set.
+  // The lexer starts from the set before the unique-key check
+  // (EarleyParser::LexAllowed), one start state per object member position
+  // whatever keys were written: Step never enters a state where only taken
+  // keys live (LiveFor), so the bytes read are those of the allowed set.
   LexPosition Start(const EarleyParser& parser) const {
-    return {grammar_.LexerStart(parser.Allowed()), false, false, kValueSeed};
+    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed};
+  }
+
+  // Whether lexer state `s`, from a start of the parser's top set, holds a
+  // lexeme the parser allows: not only keys the object frame has had.
+  bool LiveFor(const EarleyParser& parser, regex::StateId s) const {
+    if (!parser.KeysTaken()) return true;
+    const LexemeSet& allowed = parser.Allowed();
+    for (const regex::TaggedExpr& e : dfa_.Exprs(s)) {
+      if (allowed.Contains(e.tag)) return true;
+    }
+    return false;
   }
 
   // Feeds byte b. On success updates `pos` (and pushes one parser set if a
   // lexeme ended); on failure changes nothing and returns false.
   bool Step(EarleyParser& parser, LexPosition& pos, uint8_t b) {
     const regex::StateId next = dfa_.Step(pos.lexer, b);
-    if (next != regex::LazyDfa::kDead) [[likely]] {
+    if (next != regex::LazyDfa::kDead && LiveFor(parser, next)) [[likely]] {
       if (track_values_) [[unlikely]] {
         return Advance(parser, pos, next, b);
       }
@@ -61,8 +76,8 @@ class ByteStepper {
       return true;
     }
     if (!pos.in_lexeme || !EndLexeme(parser, pos)) return false;
-    const regex::StateId restart = dfa_.Step(grammar_.LexerStart(parser.Allowed()), b);
-    if (restart == regex::LazyDfa::kDead) {
+    const regex::StateId restart = dfa_.Step(grammar_.LexerStart(parser.LexAllowed()), b);
+    if (restart == regex::LazyDfa::kDead || !LiveFor(parser, restart)) {
       parser.Pop(1);
       return false;
     }
@@ -81,8 +96,10 @@ class ByteStepper {
 
   // The position after the first byte `b` of a new lexeme, which took the
   // lexer's start state to `lexer` (a mask walk resuming where a lexeme
-  // ended); false when that byte completes a repeated distinct value.
+  // ended); false when that byte completes a repeated distinct value or
+  // starts only keys the frame has had.
   bool Begin(EarleyParser& parser, regex::StateId lexer, uint8_t b, LexPosition* pos) {
+    if (!LiveFor(parser, lexer)) return false;
     *pos = {lexer, true};
     if (!track_values_) return true;
     LexPosition fresh{lexer, false, false, kValueSeed};

@@ -56,7 +56,27 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes() + state_masks_->bytes();
+  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes() + state_masks_->bytes() +
+         key_nodes_bytes_.load(std::memory_order_relaxed);
+}
+
+std::shared_ptr<const KeyNodeTable> CompiledGrammarImpl::KeyNodes(regex::StateId state,
+                                                                  bool in_lexeme) const {
+  const uint64_t key = (uint64_t{state} << 1) | (in_lexeme ? 1 : 0);
+  {
+    std::lock_guard<std::mutex> lock(start_mu_);
+    if (auto it = key_nodes_.find(key); it != key_nodes_.end()) return it->second;
+  }
+  // Built outside the lock (it steps the DFA, which has its own); two
+  // threads may both build one, the first stored wins and both are equal.
+  // Past this many nodes the matcher walks the trie instead of filtering.
+  constexpr size_t kMaxKeyNodes = size_t{1} << 16;
+  auto table = std::make_shared<const KeyNodeTable>(
+      BuildKeyNodeTable(*dfa_, *grammar_, vocab_->trie(), state, in_lexeme, kMaxKeyNodes));
+  std::lock_guard<std::mutex> lock(start_mu_);
+  auto [it, inserted] = key_nodes_.emplace(key, table);
+  if (inserted) key_nodes_bytes_.fetch_add(table->ByteSize(), std::memory_order_relaxed);
+  return it->second;
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {

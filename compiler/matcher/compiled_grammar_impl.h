@@ -16,6 +16,7 @@
 #include "compiler/grammar/grammar.h"
 #include "compiler/grammar/grammar_ir.h"
 #include "compiler/grammar/lexeme_set.h"
+#include "compiler/matcher/key_nodes.h"
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
 #include "compiler/matcher/state_mask_cache.h"
@@ -68,6 +69,10 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   // The lexer state that starts a lexeme from `allowed` (memoized).
   regex::StateId LexerStart(const LexemeSet& allowed) const;
   const MaskCache& mask_cache() const { return *mask_cache_; }
+  // The trie nodes where the walk from lexer position (state, in_lexeme)
+  // lives by unique keys alone (key_nodes.h; memoized; grammars with unique
+  // keys only).
+  std::shared_ptr<const KeyNodeTable> KeyNodes(regex::StateId state, bool in_lexeme) const;
   const StateMaskCache& state_masks() const { return *state_masks_; }
 
  private:
@@ -89,6 +94,9 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   // uninstrumented Abseil.
   mutable std::mutex start_mu_;
   mutable absl::flat_hash_map<LexemeSet, regex::StateId> start_states_;  // guarded by start_mu_
+  // KeyNodes' tables by (state, in_lexeme), guarded by start_mu_, and their bytes.
+  mutable absl::flat_hash_map<uint64_t, std::shared_ptr<const KeyNodeTable>> key_nodes_;
+  mutable std::atomic<size_t> key_nodes_bytes_{0};
 };
 
 }  // namespace maskd

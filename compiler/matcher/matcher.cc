@@ -136,6 +136,13 @@ class MatcherImpl final : public Matcher {
                                 !(pos_.in_lexeme && pos_.value_done);
     std::shared_ptr<const MaskCacheEntry> entry =
         grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer, pos_.in_lexeme);
+    // The lexer state holds keys the object frame has had (ByteStepper::
+    // Start): the cached walk needs their tokens taken out.
+    std::shared_ptr<const KeyNodeTable> key_nodes;
+    if (entry != nullptr && parser_.KeysTaken()) {
+      key_nodes = grammar_->KeyNodes(pos_.lexer, pos_.in_lexeme);
+      if (!key_nodes->complete) entry = nullptr;
+    }
     if (entry == nullptr) {
       memo_.Begin(base_depth);
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
@@ -147,6 +154,8 @@ class MatcherImpl final : public Matcher {
         std::copy(walk.inside_words.begin(), walk.inside_words.end(), words.begin());
       }
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
+      key_restarts_.clear();
+      if (key_nodes != nullptr) RemoveTakenKeys(*key_nodes, words);
       if (values_pending) DropRepeatedInside(words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
         if (values_pending && EndsDistinctValue(group.ended)) {
@@ -156,12 +165,21 @@ class MatcherImpl final : public Matcher {
         // pos_.value: what the stepper would scan (only a distinct value
         // reads it, and then one whose bytes are all written already).
         if (!stepper_.EndLexeme(parser_, group.ended, pos_.value)) continue;
-        const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
+        const regex::StateId start = grammar_->LexerStart(parser_.LexAllowed());
         const size_t depth = parser_.Depth();
         memo_.Begin(depth);
         for (const std::vector<uint32_t>* nodes : group.nodes) {
           for (uint32_t node : *nodes) ResumeAt(node, start, depth, words);
         }
+        parser_.Pop(parser_.Depth() - base_depth);
+      }
+      // Where a taken key's bytes began after an accepting state, the lexeme
+      // ends there instead (RemoveTakenKeys).
+      for (const KeyNodeTable::KeyNode* k : key_restarts_) {
+        if (key_nodes == nullptr) break;
+        if (!stepper_.EndLexeme(parser_, k->parent)) continue;
+        memo_.Begin(parser_.Depth());
+        ResumeAt(k->node, grammar_->LexerStart(parser_.LexAllowed()), parser_.Depth(), words);
         parser_.Pop(parser_.Depth() - base_depth);
       }
     }
@@ -340,6 +358,37 @@ class MatcherImpl final : public Matcher {
     WalkSubtree(node, {pos, depth}, words);
   }
 
+  // Takes out of a cached walk's inside tokens (in `words`) those the lexer
+  // reads only as keys the object frame has had: the subtrees of the key
+  // nodes none of whose keys the parser allows. Where the lexeme could end
+  // at such a node's parent, notes the node in key_restarts_: the true lexer
+  // ends the lexeme there and starts a new one with the node's byte. The
+  // walk's boundary nodes below a removed node need nothing: the lexemes
+  // that end there are taken keys, which the parser refuses.
+  void RemoveTakenKeys(const KeyNodeTable& table, std::span<uint32_t> words) {
+    key_restarts_.clear();
+    const TokenTrie& trie = grammar_->vocab().trie();
+    const LexemeSet& allowed = parser_.Allowed();
+    const regex::LazyDfa& dfa = grammar_->dfa();
+    uint32_t removed_end = 0;  // nodes below this were removed with an ancestor
+    for (const KeyNodeTable::KeyNode& k : table.nodes) {
+      if (k.node < removed_end) continue;
+      bool live = false;
+      for (LexemeId key : table.KeysAt(k)) live = live || allowed.Contains(key);
+      if (live) continue;
+      for (uint32_t n = k.node; n < k.end; ++n) {
+        trie.ForEachToken(n, [&](TokenId t) { words[t >> 5] &= ~(uint32_t{1} << (t & 31)); });
+      }
+      removed_end = k.end;
+      if (!k.parent_in_lexeme) continue;
+      for (uint32_t tag : dfa.AcceptingTags(k.parent)) {
+        if (allowed.Contains(tag)) {
+          key_restarts_.push_back(&k);
+          break;
+        }
+      }
+    }
+  }
   // Whether a lexeme ending in lexer state `ended` may be a distinct value.
   bool EndsDistinctValue(regex::StateId ended) const {
     for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {
@@ -399,7 +448,7 @@ class MatcherImpl final : public Matcher {
           if (!alive || parser_.Depth() != base_depth) continue;
           if (!stepper_.EndLexeme(parser_, pos)) continue;
           scanned_ok = true;
-          start = grammar_->LexerStart(parser_.Allowed());
+          start = grammar_->LexerStart(parser_.LexAllowed());
           memo_.Begin(parser_.Depth());
         }
         if (scanned_ok) ResumeAt(node, start, base_depth + 1, words);
@@ -558,8 +607,9 @@ class MatcherImpl final : public Matcher {
   std::vector<WalkEntry> walk_stack_;
   WalkMemo memo_;
   ParseStateKeyer keyer_;
-  size_t walked_nodes_ = 0;  // loop steps of the last mask's walks
-  LexemeSet token_scratch_;  // the token terminals a token matches
+  size_t walked_nodes_ = 0;                                 // loop steps of the last mask's walks
+  std::vector<const KeyNodeTable::KeyNode*> key_restarts_;  // RemoveTakenKeys' output
+  LexemeSet token_scratch_;                                 // the token terminals a token matches
 };
 
 }  // namespace
