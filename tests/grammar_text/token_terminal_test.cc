@@ -62,11 +62,20 @@ std::shared_ptr<SmallVocabTokenizer> SmallVocab(const std::string& id) {
 // root ::= <s> !</s>* </s> "a"+ : between the tags any token but </s> (and
 // EOS), text tokens included, each read as one token; after </s>, text.
 // Every mask along every token sequence up to length 5 is checked against
-// the language, decided directly on the token sequence.
-TEST(TokenTerminalTest, NegationMatchesEveryTokenButTheNamedOnes) {
+// the language, decided directly on the token sequence. The same language
+// in GBNF (`!<[4]>`) and in Lark (`<[^4]>`, and `<[^4-4,4]>` as a list).
+class TokenNegationTest : public ::testing::TestWithParam<std::pair<EbnfDialect, std::string>> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    Dialects, TokenNegationTest,
+    ::testing::Values(
+        std::make_pair(EbnfDialect::kGbnf, "root ::= <[3]> body <[4]> \"a\"+\nbody ::= !<[4]>*\n"),
+        std::make_pair(EbnfDialect::kLark, "start: <[3]> body <[4]> /a+/\nbody: <[^4]>*\n"),
+        std::make_pair(EbnfDialect::kLark, "start: <[3]> <[^4-4,4]>* <[4]> \"a\"+\n")));
+
+TEST_P(TokenNegationTest, NegationMatchesEveryTokenButTheNamedOnes) {
   auto tok = SmallVocab("token-terminal-negation");
-  auto g =
-      CompileText("root ::= <[3]> body <[4]> \"a\"+\nbody ::= !<[4]>*\n", EbnfDialect::kGbnf, tok);
+  auto g = CompileText(GetParam().second, GetParam().first, tok);
   ASSERT_TRUE(g.ok()) << g.status();
   const TokenId eos = 5;
   // Whether the token sequence `seq` (+ `next`, or EOS) starts a sentence.
@@ -110,6 +119,29 @@ TEST(TokenTerminalTest, NegationMatchesEveryTokenButTheNamedOnes) {
     frontier = std::move(next_frontier);
   }
   EXPECT_GT(checked, 600);
+}
+
+// Lark's wildcard `<[*]>` is every token but EOS; `<[^]>`, an empty
+// negation, is malformed, and GBNF has no `^` (its negation is `!<...>`).
+TEST(TokenTerminalTest, LarkWildcardAndMalformedNegations) {
+  auto tok = SmallVocab("token-terminal-wildcard");
+  auto g = CompileText("start: <[*]> <[3]>\n", EbnfDialect::kLark, tok);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto m = Matcher::Create(*g);
+  EXPECT_EQ(Allowed(*m, *tok), (std::vector<TokenId>{0, 1, 2, 3, 4}));
+  ASSERT_TRUE(m->AcceptToken(4));
+  EXPECT_EQ(Allowed(*m, *tok), (std::vector<TokenId>{3}));
+  for (const auto& [dialect, text] :
+       std::vector<std::pair<EbnfDialect, std::string>>{{EbnfDialect::kLark, "start: <[^]>\n"},
+                                                        {EbnfDialect::kLark, "start: <[^*]>\n"},
+                                                        {EbnfDialect::kLark, "start: <[^3,]>\n"},
+                                                        {EbnfDialect::kGbnf, "root ::= <[^3]>\n"},
+                                                        {EbnfDialect::kGbnf, "root ::= <[*]>\n"}}) {
+    auto bad = CompileText(text, dialect, tok);
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(bad.status().message().find("malformed token"), std::string::npos) << bad.status();
+  }
 }
 
 TEST(TokenTerminalTest, TokenReadBothWaysIsRefused) {
