@@ -398,6 +398,14 @@ TEST(MaskctlHarmonyTest, HarmonyToolCallsWithGptOss) {
                   R"({"city": "Oslo"}<|call|>)",
                   "--tokenizer=gptoss", flag});
   EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  // An analysis message first, then the recipient in the role header.
+  const Outcome analysis_then_call =
+      RunMaskctl({"check", handle,
+                  "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant"
+                  " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>"
+                  R"({"city": "Oslo"}<|call|>)",
+                  "--tokenizer=gptoss", flag});
+  EXPECT_EQ(analysis_then_call.exit_code, 0) << analysis_then_call.out << analysis_then_call.err;
   const Outcome bad = RunMaskctl(
       {"check", handle,
        "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>",
