@@ -273,6 +273,30 @@ TEST(ToolCallsTest, HarmonyAnalysisRoleHeaderAndSeveralCalls) {
     const std::vector<TokenId> ids = tokenizer->Encode(bad);
     EXPECT_LT(Walk(grammar, *tokenizer, ids).first, ids.size()) << bad;
   }
+  // Jump-forward after the recipient takes the forced special tokens too:
+  // " <|constrain|>json<|message|>" (then whitespace may open the
+  // arguments), every token
+  // of it allowed by the masks in turn, each special one alone in its mask.
+  auto forced = Matcher::Create(grammar);
+  for (TokenId t : tokenizer->Encode("<|channel|>commentary to=functions.get_weather")) {
+    ASSERT_TRUE(forced->AcceptToken(t));
+  }
+  const JumpForward jump = forced->ComputeJumpForward();
+  EXPECT_TRUE(jump.bytes.starts_with(" <|constrain|>json<|message|>")) << jump.bytes;
+  constexpr TokenId kConstrain = 200003, kMessage = 200008;
+  EXPECT_NE(std::find(jump.tokens.begin(), jump.tokens.end(), kConstrain), jump.tokens.end());
+  EXPECT_NE(std::find(jump.tokens.begin(), jump.tokens.end(), kMessage), jump.tokens.end());
+  EXPECT_EQ(tokenizer->Decode(jump.tokens), jump.bytes);
+  for (TokenId t : jump.tokens) {
+    forced->FillMask(mask);
+    ASSERT_TRUE(Bit(mask, t)) << t;
+    if (t == kConstrain || t == kMessage) {
+      size_t count = 0;
+      for (TokenId u = 0; u < tokenizer->vocab_size(); ++u) count += Bit(mask, u) ? 1 : 0;
+      EXPECT_EQ(count, 1u) << t;
+    }
+    ASSERT_TRUE(forced->AcceptToken(t));
+  }
   // single_call: the output ends at the first <|call|>.
   ToolCallOptions single;
   single.single_call = true;
