@@ -188,6 +188,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   AutomataLimits limits;
   limits.memory_limit_bytes = options.memory_limit_bytes;
   limits.mask_cache_bytes = options.mask_cache_bytes;
+  limits.state_mask_hot_nodes = options.state_mask_hot_nodes;
   limits.cancelled = options.cancelled;
   limits.deadline = deadline;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =

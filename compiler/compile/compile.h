@@ -89,6 +89,10 @@ struct CompileOptions {
   // Budget for precomputed per-lexer-state masks (see mask_cache.h); past it
   // masks are computed by walking the whole token trie (0: always).
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
+  // Masks are cached by parse state (state_mask_cache.h) at lexer positions
+  // whose walks visited at least this many trie nodes (tuning; tests use 0:
+  // every position). The cache has mask_cache_bytes' size too.
+  uint64_t state_mask_hot_nodes = 2048;
   // When set and true, Compile stops at its next deadline check with
   // Cancelled (the service raises it once no caller waits for the compile).
   // Not part of what is compiled: never hashed into a handle.

@@ -329,6 +329,13 @@ bool EarleyParser::LeoTop(NonterminalId b, uint32_t origin, Item* top) {
   NonterminalId nt = b;
   uint32_t set = origin;
   Item deeper{kNone, 0};
+  // Links that stayed in one set: a unit rule predicted there (A -> . B).
+  // The chain must go on through them (a right-recursive `ws ::= ([ ] ws)?`
+  // reaches the previous set only through its group and option rules, and
+  // cut there every set would hold the whole run's items), but a unit cycle
+  // (A -> B, B -> A) would loop: no set holds more distinct such links than
+  // there are nonterminals.
+  size_t same_set_links = 0;
   for (;;) {
     if (LeoMemoGet(set, nt, &deeper)) break;
     Item completed;
@@ -338,9 +345,8 @@ bool EarleyParser::LeoTop(NonterminalId b, uint32_t origin, Item* top) {
       break;
     }
     leo_stack_.push_back(LeoLink{nt, set, completed});
-    // Continue only into strictly earlier sets: unit cycles inside one set
-    // (A -> B, B -> A) would otherwise loop.
-    if (completed.origin >= set) {
+    same_set_links = completed.origin == set ? same_set_links + 1 : 0;
+    if (same_set_links > g.num_nonterminals()) {
       deeper = Item{kNone, 0};
       break;
     }
@@ -374,6 +380,7 @@ bool EarleyParser::FinishSet() {
                        items_.size() - set_begin_, " items in set, ", items_.size(), " in total)"));
       items_.resize(set_begin_);
       accepting_.pop_back();
+      ++limit_hits_;
       return false;
     }
     const uint32_t sym = g.pos_symbol(item.pos);

@@ -89,8 +89,22 @@ class EarleyParser {
     }
   }
 
+  // Calls f(dotted position, origin set index) for each item of set `set`
+  // (at most Depth()), in the set's order: the matcher's state masks
+  // (compiler/matcher/parse_state_key.h) key a parse state by the items
+  // that later completions can reach.
+  template <typename F>
+  void ForEachItemOf(size_t set, F&& f) const {
+    for (uint32_t k = set_start_[set]; k < set_start_[set + 1]; ++k) {
+      f(items_[k].pos, items_[k].origin);
+    }
+  }
+
   // OK, or ResourceExhausted when the last failed Scan hit a limit.
   const absl::Status& error() const { return error_; }
+  // How many Scans have hit a limit since construction (a mask computed
+  // while it grew may lack tokens and must not be cached).
+  uint64_t limit_hits() const { return limit_hits_; }
 
   const Grammar& grammar() const { return *grammar_; }
   const std::shared_ptr<const Grammar>& grammar_ptr() const { return grammar_; }
@@ -173,6 +187,7 @@ class EarleyParser {
   bool FrameHasValueAt(uint32_t at, uint64_t value) const;
   std::vector<FrameState> frames_;
   absl::Status error_;
+  uint64_t limit_hits_ = 0;
 
   // Scratch for building one set, valid where the stamp equals generation_:
   // chains of the set's items by position (dedupe without hashing), the

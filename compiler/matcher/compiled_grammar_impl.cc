@@ -36,6 +36,8 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   dfa_options.max_memory_bytes = limits.memory_limit_bytes;
   g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);
   g->mask_cache_ = std::make_unique<MaskCache>(limits.mask_cache_bytes);
+  g->state_masks_ =
+      std::make_unique<StateMaskCache>(limits.mask_cache_bytes, limits.state_mask_hot_nodes);
   g->stats_.lexemes = static_cast<uint32_t>(g->grammar_->num_lexemes());
   g->stats_.rules = static_cast<uint32_t>(g->grammar_->num_rules());
   g->stats_.ignored_keywords = std::move(ir.ignored_keywords);
@@ -54,7 +56,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 }
 
 size_t CompiledGrammarImpl::SizeBytes() const {
-  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes();
+  return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes() + state_masks_->bytes();
 }
 
 regex::StateId CompiledGrammarImpl::LexerStart(const LexemeSet& allowed) const {

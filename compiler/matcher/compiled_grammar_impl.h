@@ -18,6 +18,7 @@
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
+#include "compiler/matcher/state_mask_cache.h"
 #include "compiler/matcher/token_terminals.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/regex/lazy_dfa.h"
@@ -32,6 +33,9 @@ struct AutomataLimits {
   // Precomputed per-lexer-state masks (see mask_cache.h); past it masks are
   // computed by walking the whole token trie (0: always).
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
+  // Masks cached by parse state where walks visit at least this many trie nodes
+  // (state_mask_cache.h; it has the same byte budget as the mask cache).
+  uint64_t state_mask_hot_nodes = 2048;
   // While FromIr builds the automata, its emptiness checks stop with
   // Cancelled once `*cancelled` is true and with DeadlineExceeded past
   // `deadline` (CompileOptions::cancelled and time limit).
@@ -64,6 +68,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   // The lexer state that starts a lexeme from `allowed` (memoized).
   regex::StateId LexerStart(const LexemeSet& allowed) const;
   const MaskCache& mask_cache() const { return *mask_cache_; }
+  const StateMaskCache& state_masks() const { return *state_masks_; }
 
  private:
   CompiledGrammarImpl() = default;
@@ -77,6 +82,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   std::unique_ptr<regex::ExprSet> pool_;
   std::unique_ptr<regex::LazyDfa> dfa_;
   std::unique_ptr<MaskCache> mask_cache_;
+  std::unique_ptr<StateMaskCache> state_masks_;
   TokenTerminals token_terminals_;
 
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's

@@ -10,6 +10,7 @@
 #include "compiler/grammar/earley_parser.h"
 #include "compiler/matcher/byte_stepper.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
+#include "compiler/matcher/parse_state_key.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/matcher/walk_memo.h"
 
@@ -56,6 +57,7 @@ class MatcherImpl final : public Matcher {
         stopped_(other.stopped_),
         hit_depth_limit_(other.hit_depth_limit_),
         history_(other.history_),
+        keyer_(other.keyer_),
         token_scratch_(other.token_scratch_) {}
 
   bool AcceptToken(TokenId token) override {
@@ -82,6 +84,49 @@ class MatcherImpl final : public Matcher {
   void FillMask(std::span<uint32_t> words) override {
     std::fill(words.begin(), words.end(), 0);
     if (stopped_) return;
+    // A parse state seen before (state_mask_cache.h) needs no walk. Object
+    // frames and distinct values are state beside the items: never cached.
+    const StateMaskCache& states = grammar_->state_masks();
+    const bool by_state = !grammar_->grammar().has_frames();
+    uint32_t key = ParseStateKeyer::kNoKey;
+    if (by_state && states.Hot(pos_.lexer, pos_.in_lexeme)) {
+      key = keyer_.Key(parser_, states);
+      if (key != ParseStateKeyer::kNoKey) {
+        if (auto mask = states.Find(key, pos_.lexer, pos_.in_lexeme)) {
+          std::copy(mask->begin(), mask->end(), words.begin());
+          AddTokenTerminalsAndEos(words);
+          return;
+        }
+      }
+    }
+    const uint64_t limit_hits = parser_.limit_hits();
+    walked_nodes_ = 0;
+    WalkMask(words);
+    if (by_state) {
+      states.Note(pos_.lexer, pos_.in_lexeme, walked_nodes_);
+      // A walk that hit a parser or lexer limit may lack tokens: not kept.
+      if (key != ParseStateKeyer::kNoKey && parser_.limit_hits() == limit_hits &&
+          grammar_->status().ok()) {
+        const size_t vocab_words = (grammar_->vocab().tokenizer().vocab_size() + 31) / 32;
+        states.Put(key, pos_.lexer, pos_.in_lexeme,
+                   StateMaskCache::Mask(words.begin(), words.begin() + vocab_words));
+      }
+    }
+    AddTokenTerminalsAndEos(words);
+  }
+
+  // The tokens that are not bytes: token terminals and EOS.
+  void AddTokenTerminalsAndEos(std::span<uint32_t> words) {
+    AddTokenTerminals(words);
+    if (stepper_.CanStop(parser_, pos_)) {
+      for (TokenId eos : grammar_->vocab().eos_ids()) {
+        if (eos / 32 < words.size()) words[eos >> 5] |= uint32_t{1} << (eos & 31);
+      }
+    }
+  }
+
+  // The walk's part of the mask: the tokens read as bytes.
+  void WalkMask(std::span<uint32_t> words) {
     const size_t base_depth = parser_.Depth();
     const TokenTrie& trie = grammar_->vocab().trie();
     // Cached walks group tokens by where the lexeme ends, not by its bytes:
@@ -121,12 +166,6 @@ class MatcherImpl final : public Matcher {
         parser_.Pop(parser_.Depth() - base_depth);
       }
     }
-    AddTokenTerminals(words);
-    if (stepper_.CanStop(parser_, pos_)) {
-      for (TokenId eos : grammar_->vocab().eos_ids()) {
-        if (eos / 32 < words.size()) words[eos >> 5] |= uint32_t{1} << (eos & 31);
-      }
-    }
   }
 
   bool CanStop() const override { return stopped_ || stepper_.CanStop(parser_, pos_); }
@@ -149,6 +188,7 @@ class MatcherImpl final : public Matcher {
     if (n == 0) return absl::OkStatus();
     const Snapshot& s = history_[history_.size() - n];
     parser_.Pop(parser_.Depth() - s.parser_depth);
+    keyer_.Forget(s.parser_depth + 1);
     pos_ = s.pos;
     stopped_ = s.stopped;
     history_.resize(history_.size() - n);
@@ -212,6 +252,7 @@ class MatcherImpl final : public Matcher {
 
   void Reset() override {
     parser_.Reset();
+    keyer_.Forget(0);
     pos_ = stepper_.Start(parser_);
     stopped_ = false;
     history_.clear();
@@ -223,7 +264,8 @@ class MatcherImpl final : public Matcher {
   bool HitDepthLimit() const override { return hit_depth_limit_; }
   size_t MemoryBytes() const override {
     return sizeof(*this) + parser_.HeldBytesApprox() + history_.size() * sizeof(Snapshot) +
-           walk_stack_.capacity() * sizeof(WalkEntry) + memo_.HeldBytesApprox();
+           walk_stack_.capacity() * sizeof(WalkEntry) + memo_.HeldBytesApprox() +
+           keyer_.HeldBytesApprox();
   }
 
  private:
@@ -355,7 +397,7 @@ class MatcherImpl final : public Matcher {
     walk_stack_.clear();
     walk_stack_.push_back({root_end, root, root_frame, WalkMemo::kBaseSet});
     size_t real = 1;
-    for (uint32_t i = root + 1; !walk_stack_.empty();) {
+    for (uint32_t i = root + 1; !walk_stack_.empty(); ++walked_nodes_) {
       if (i >= walk_stack_.back().end) {
         walk_stack_.pop_back();
         real = std::min(real, walk_stack_.size());
@@ -479,6 +521,8 @@ class MatcherImpl final : public Matcher {
   };
   std::vector<WalkEntry> walk_stack_;
   WalkMemo memo_;
+  ParseStateKeyer keyer_;
+  size_t walked_nodes_ = 0;  // loop steps of the last mask's walks
   LexemeSet token_scratch_;  // the token terminals a token matches
 };
 

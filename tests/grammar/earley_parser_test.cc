@@ -3,6 +3,7 @@
 // allocation in steady-state Scan/Pop.
 #include "compiler/grammar/earley_parser.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -233,6 +234,61 @@ TEST(EarleyParserTest, LongLeftAndRightRecursion) {
   EXPECT_LT(p.num_items(), 20u * 4000u);
   EXPECT_FALSE(p.Allowed().Contains(a));
   EXPECT_TRUE(p.Allowed().Contains(z));
+}
+
+// GBNF's `ws ::= ([ \t\n] ws)?` lowers to ws -> opt, opt -> eps | group,
+// group -> sp ws: the right recursion reaches the previous set only through
+// unit rules predicted in each set. Leo's chain must go through them; cut
+// there, every set held the whole run's items (json_arr.gbnf: 1.7 s masks).
+TEST(EarleyParserTest, RightRecursionThroughUnitRulesStaysSmall) {
+  GrammarBuilder b;
+  const LexemeId x = b.AddLexeme("x", 0), sp = b.AddLexeme("sp", 1), y = b.AddLexeme("y", 2);
+  const NonterminalId s = b.Nonterminal("S"), ws = b.Nonterminal("ws"), opt = b.Nonterminal("opt"),
+                      group = b.Nonterminal("group");
+  b.AddRule(s, {LexemeSym(x), NonterminalSym(ws), LexemeSym(y)});
+  b.AddRule(ws, {NonterminalSym(opt)});
+  b.AddRule(opt, {});
+  b.AddRule(opt, {NonterminalSym(group)});
+  b.AddRule(group, {LexemeSym(sp), NonterminalSym(ws)});
+  b.SetStart(s);
+  EarleyParser p(*b.Build());
+  ASSERT_TRUE(p.Scan(x));
+  size_t largest = 0;
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(p.Scan(sp));
+    largest = std::max(largest, p.current_set_size());
+    ASSERT_TRUE(p.Allowed().Contains(y));
+    ASSERT_TRUE(p.Allowed().Contains(sp));
+    ASSERT_FALSE(p.IsAccepting());
+  }
+  EXPECT_LT(largest, 20u);
+  EXPECT_LT(p.num_items(), 20u * 1000u);
+  ASSERT_TRUE(p.Scan(y));
+  EXPECT_TRUE(p.IsAccepting());
+  EXPECT_TRUE(p.Allowed().Empty());
+}
+
+// Unit cycles (A -> B, B -> A) inside one set: Leo's chain through unit
+// rules terminates and the language stays exact.
+TEST(EarleyParserTest, UnitCyclesTerminate) {
+  GrammarBuilder b;
+  const LexemeId a = b.AddLexeme("a", 0), c = b.AddLexeme("c", 1);
+  const NonterminalId s = b.Nonterminal("S"), na = b.Nonterminal("A"), nb = b.Nonterminal("B");
+  b.AddRule(s, {LexemeSym(c), NonterminalSym(na)});  // S ::= c A
+  b.AddRule(na, {NonterminalSym(nb)});               // A ::= B | a A
+  b.AddRule(na, {LexemeSym(a), NonterminalSym(na)});
+  b.AddRule(nb, {NonterminalSym(na)});  // B ::= A | a
+  b.AddRule(nb, {LexemeSym(a)});
+  b.SetStart(s);
+  EarleyParser p(*b.Build());
+  ASSERT_TRUE(p.Scan(c));
+  EXPECT_FALSE(p.IsAccepting());
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(p.Scan(a));
+    ASSERT_TRUE(p.IsAccepting());
+    ASSERT_TRUE(p.Allowed().Contains(a));
+    ASSERT_FALSE(p.Allowed().Contains(c));
+  }
 }
 
 TEST(EarleyParserTest, ItemLimitFailsCleanly) {

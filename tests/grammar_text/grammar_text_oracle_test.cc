@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compile/compile.h"
+#include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/matcher.h"
 #include "gtest/gtest.h"
 #include "tests/support/small_vocab_tokenizer.h"
@@ -386,13 +387,14 @@ RandomGrammar MakeRandomGrammar(std::mt19937& rng, EbnfDialect dialect) {
 
 // TEXT compiled for TOK, starting at r0.
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileText(
-    const std::string& text, EbnfDialect dialect, std::shared_ptr<const Tokenizer> tok) {
+    const std::string& text, EbnfDialect dialect, std::shared_ptr<const Tokenizer> tok,
+    const CompileOptions& options = CompileOptions()) {
   GrammarSpec spec;
   spec.kind = SpecKind::kEbnf;
   spec.dialect = dialect;
   spec.text = text;
   spec.start_rule = "r0";
-  return CompileGrammar(spec, CompileOptions(), std::move(tok));
+  return CompileGrammar(spec, options, std::move(tok));
 }
 
 // Every mask token of random grammars against the reference, over `seeds`
@@ -401,11 +403,21 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileText(
 struct MaskCheckCounts {
   int compiled = 0;
   int steps = 0;
+  size_t state_mask_hits = 0;  // masks copied from the parse-state cache
+};
+
+// How the masks are checked: `walks` random walks of `steps` masks per
+// grammar, each by a fresh matcher of the same compiled grammar.
+struct MaskCheckShape {
+  int walks = 1;
+  int steps = 8;
+  CompileOptions options;
 };
 
 // (A void function: gtest's ASSERT_* return from it.)
 void CheckMasksAgainstReference(EbnfDialect dialect, int first_seed, int seeds, size_t vocab_size,
-                                size_t max_len, MaskCheckCounts* counts) {
+                                size_t max_len, MaskCheckCounts* counts,
+                                const MaskCheckShape& shape = MaskCheckShape()) {
   int& compiled = counts->compiled;
   int& steps = counts->steps;
   for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
@@ -422,37 +434,41 @@ void CheckMasksAgainstReference(EbnfDialect dialect, int first_seed, int seeds, 
     }
     auto tok = std::make_shared<SmallVocabTokenizer>(
         std::vector<std::string>(vocab.begin(), vocab.end()), absl::StrCat("gt-oracle-", seed));
-    auto g = CompileText(text, dialect, tok);
+    auto g = CompileText(text, dialect, tok, shape.options);
     if (!g.ok()) {
       EXPECT_FALSE(reference.Viable("")) << "seed " << seed << "\n" << text << g.status();
       EXPECT_NE(g.status().message().find("matches nothing"), std::string::npos) << g.status();
       continue;
     }
     ++compiled;
-    auto m = Matcher::Create(*g);
-    const size_t n = tok->vocab_size();
-    const TokenId eos = tok->eos_ids()[0];
-    std::vector<uint32_t> mask((n + 31) / 32);
-    std::string output;
-    for (int step = 0; step < 8; ++step) {
-      m->FillMask(mask);
-      std::vector<TokenId> allowed;
-      for (TokenId t = 0; t < n; ++t) {
-        const bool expected = t == eos
-                                  ? reference.Complete(output)
-                                  : reference.Viable(output + std::string(tok->token_bytes(t)));
-        ASSERT_EQ(Bit(mask, t), expected) << "seed " << seed << " output '" << output << "' token '"
-                                          << tok->token_bytes(t) << "'\n"
-                                          << text;
-        if (expected && t != eos) allowed.push_back(t);
+    for (int walk = 0; walk < shape.walks; ++walk) {
+      auto m = Matcher::Create(*g);
+      const size_t n = tok->vocab_size();
+      const TokenId eos = tok->eos_ids()[0];
+      std::vector<uint32_t> mask((n + 31) / 32);
+      std::string output;
+      for (int step = 0; step < shape.steps; ++step) {
+        m->FillMask(mask);
+        std::vector<TokenId> allowed;
+        for (TokenId t = 0; t < n; ++t) {
+          const bool expected = t == eos
+                                    ? reference.Complete(output)
+                                    : reference.Viable(output + std::string(tok->token_bytes(t)));
+          ASSERT_EQ(Bit(mask, t), expected) << "seed " << seed << " output '" << output
+                                            << "' token '" << tok->token_bytes(t) << "'\n"
+                                            << text;
+          if (expected && t != eos) allowed.push_back(t);
+        }
+        ASSERT_EQ(m->CanStop(), reference.Complete(output)) << "seed " << seed << "\n" << text;
+        ++steps;
+        if (allowed.empty()) break;
+        const TokenId t = allowed[rng() % allowed.size()];
+        ASSERT_TRUE(m->AcceptToken(t));
+        output += tok->token_bytes(t);
       }
-      ASSERT_EQ(m->CanStop(), reference.Complete(output)) << "seed " << seed << "\n" << text;
-      ++steps;
-      if (allowed.empty()) break;
-      const TokenId t = allowed[rng() % allowed.size()];
-      ASSERT_TRUE(m->AcceptToken(t));
-      output += tok->token_bytes(t);
     }
+    counts->state_mask_hits +=
+        std::static_pointer_cast<const CompiledGrammarImpl>(*g)->state_masks().hits();
   }
 }
 
@@ -473,6 +489,22 @@ TEST_P(GrammarTextOracleTest, MasksMatchBruteForceWithLongTokens) {
   CheckMasksAgainstReference(GetParam(), 1000, 24, 60, 8, &counts);
   EXPECT_GT(counts.compiled, 12);
   EXPECT_GT(counts.steps, 50);
+}
+
+// Masks cached by parse state (compiler/matcher/state_mask_cache.h) at every
+// lexer position: several walks of longer outputs per grammar, so states come
+// back within a walk and across matchers, and every mask, cached or walked,
+// must be exact.
+TEST_P(GrammarTextOracleTest, MasksCachedByParseStateMatchBruteForce) {
+  MaskCheckCounts counts;
+  MaskCheckShape shape;
+  shape.walks = 3;
+  shape.steps = 12;
+  shape.options.state_mask_hot_nodes = 0;
+  CheckMasksAgainstReference(GetParam(), 2000, 40, 24, 3, &counts, shape);
+  EXPECT_GT(counts.compiled, 25);
+  EXPECT_GT(counts.steps, 240);
+  EXPECT_GT(counts.state_mask_hits, 90u);
 }
 
 // The walk memo names a parser set by its items AND the sets their origins
@@ -504,6 +536,57 @@ TEST(GrammarTextWalkMemoTest, SetsWaitingInDifferentSetsStayApart) {
     EXPECT_EQ(Bit(mask, t), expected) << "'" << w << "'";
   }
   EXPECT_FALSE(Bit(mask, tok->eos_ids()[0]));
+}
+
+// Masks cached by parse state: after "sa(c" and "sb(c" the top sets hold
+// the same item p -> "(" p . ")", waiting in sets that differ only through a
+// unit rule predicted there (w -> . p) and the item waiting on w
+// (q -> "a" . w "x" versus q -> "b" . w "y"). The state's name must reach
+// through both, or "sa(c"'s cached mask would allow ")x" after "sb(c".
+TEST(GrammarTextStateMaskTest, StatesCompletingIntoDifferentContextsStayApart) {
+  const std::vector<std::string> words = {"s", "a", "b", "(", "c", ")", ")x", ")y", "x", "y", "))"};
+  auto tok = std::make_shared<SmallVocabTokenizer>(words, "gt-state-mask");
+  GrammarSpec spec;
+  spec.kind = SpecKind::kEbnf;
+  spec.dialect = EbnfDialect::kGbnf;
+  spec.text =
+      "root ::= \"s\" q\nq ::= \"a\" w \"x\" | \"b\" w \"y\"\nw ::= p\n"
+      "p ::= \"(\" p \")\" | \"c\"\n";
+  CompileOptions options;
+  options.state_mask_hot_nodes = 0;
+  auto g = CompileGrammar(spec, options, tok);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<uint32_t> mask((tok->vocab_size() + 31) / 32);
+  auto allowed_after = [&](const std::string& output) {
+    auto m = Matcher::Create(*g);
+    EXPECT_TRUE(m->AcceptBytes(output)) << output;
+    m->FillMask(mask);
+    std::set<std::string> allowed;
+    for (TokenId t = 0; t < words.size(); ++t) {
+      if (Bit(mask, t)) allowed.insert(words[t]);
+    }
+    return allowed;
+  };
+  const auto& cache = std::static_pointer_cast<const CompiledGrammarImpl>(*g)->state_masks();
+  for (int round = 0; round < 3; ++round) {  // later rounds from the cache
+    EXPECT_EQ(allowed_after("sa(c"), (std::set<std::string>{")", ")x"}));
+    EXPECT_EQ(allowed_after("sb(c"), (std::set<std::string>{")", ")y"}));
+    EXPECT_EQ(allowed_after("sa((c"), (std::set<std::string>{")", "))"}));
+  }
+  EXPECT_GE(cache.hits(), 5u);
+  // Rolled-back sets are named again: one matcher goes "sa(c" -> "s" -> "sb(c".
+  auto m = Matcher::Create(*g);
+  ASSERT_TRUE(m->AcceptBytes("s"));
+  ASSERT_TRUE(m->AcceptBytes("a("));
+  ASSERT_TRUE(m->AcceptBytes("c"));
+  m->FillMask(mask);
+  EXPECT_TRUE(Bit(mask, 6));  // ")x"
+  ASSERT_TRUE(m->Rollback(2).ok());
+  ASSERT_TRUE(m->AcceptBytes("b("));
+  ASSERT_TRUE(m->AcceptBytes("c"));
+  m->FillMask(mask);
+  EXPECT_FALSE(Bit(mask, 6));  // ")x"
+  EXPECT_TRUE(Bit(mask, 7));   // ")y"
 }
 
 // The parser against the chart reference on random strings, valid or not: the
