@@ -740,8 +740,12 @@ class LarkLowering {
       }
       return pool.Bytes(set);
     }
+    // The children are copied first: folding adds nodes to the pool, which
+    // may move the storage pool.Args(e) points into.
+    const auto kids = pool.Args(e);
+    const std::vector<regex::ExprId> children(kids.begin(), kids.end());
     std::vector<regex::ExprId> args;
-    for (regex::ExprId a : pool.Args(e)) args.push_back(FoldCase(a));
+    for (regex::ExprId a : children) args.push_back(FoldCase(a));
     switch (pool.kind(e)) {
       case regex::ExprKind::kConcat:
         return pool.Concat(args);
