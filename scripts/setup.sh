@@ -28,6 +28,8 @@ packages=(
   python3-setuptools python3-wheel python3-pip python3-venv
   # references for JSON Schema format languages (tests/json_schema/format_crosscheck.py)
   python3-rfc3987 python3-idna
+  # the official JSON-Schema-Test-Suite, drafts 4/6/7 (bench/json_schema_suite)
+  json-schema-test-suite
 )
 
 missing=()

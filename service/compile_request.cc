@@ -55,6 +55,8 @@ std::string ComputeHandle(const CompileJob& job) {
                                 static_cast<int>(o.property_order), ",", o.max_recursion_depth, ",",
                                 static_cast<int>(o.unknown_formats)));
   AppendField(key, o.reasoning_end_marker);
+  // Only when set, so handles of schemas compiled without it stay the same.
+  if (!o.default_dialect.empty()) AppendField(key, absl::StrCat("dialect:", o.default_dialect));
   return Sha256Hex(key);
 }
 
@@ -227,6 +229,7 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
   }
   if (in.max_recursion_depth() != 0) out.max_recursion_depth = in.max_recursion_depth();
   out.reasoning_end_marker = in.reasoning_end_marker();
+  out.default_dialect = in.default_dialect();
   job.time_limit = limits.compile_time_limit;
   if (in.has_compile_time_limit()) {
     const absl::Duration asked = absl::Seconds(in.compile_time_limit().seconds()) +

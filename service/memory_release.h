@@ -2,7 +2,8 @@
 // heap pages (200 streams' sequences, measured in issue 13: RSS never came
 // back down), so after something large is freed (a stream ended, a grammar
 // evicted) a background thread calls malloc_trim(0), at most once per
-// interval, never on a request's path.
+// interval, never on a request's path. Under jemalloc (preloaded) it also
+// purges every arena (mallctl "arena.<all>.purge").
 #ifndef MASKD_SERVICE_MEMORY_RELEASE_H_
 #define MASKD_SERVICE_MEMORY_RELEASE_H_
 

@@ -52,6 +52,7 @@ json_schema::ParseOptions SchemaParseOptions(const CompileOptions& options) {
   parse.strict_keywords = options.strict;
   parse.closed_objects = options.additional_properties_default_false;
   parse.max_depth = static_cast<int>(options.max_recursion_depth);
+  parse.default_dialect = options.default_dialect;
   return parse;
 }
 

@@ -66,6 +66,11 @@ struct CompileOptions {
   bool additional_properties_default_false = false;
   PropertyOrder property_order = PropertyOrder::kSchemaOrder;
   UnknownFormats unknown_formats = UnknownFormats::kRefuse;
+  // JSON Schema: the `$schema` URI (e.g. "http://json-schema.org/draft-07/schema#")
+  // a schema without its own `$schema` is read as, exactly as if it declared
+  // it. Empty: 2020-12, keeping the older drafts' meanings that only narrow
+  // the language (parse_schema.h).
+  std::string default_dialect;
   // Deepest nesting a spec may have: JSON nesting of a schema document, group
   // nesting of a regex (a regex spec or a schema's patterns). A deeper spec is
   // InvalidArgument naming this limit and the byte or code point offset. The

@@ -1136,21 +1136,64 @@ class Lowering {
         class_patterns[it - class_values.begin()].push_back(i);
       }
     }
-    for (size_t i = 0; i < patterns.size(); ++i) {
-      for (size_t j = 0; j < i; ++j) {
+    bool overlapping = false;
+    for (size_t i = 0; i < patterns.size() && !overlapping; ++i) {
+      for (size_t j = 0; j < i && !overlapping; ++j) {
         if (node.pattern_properties[i].second == node.pattern_properties[j].second) continue;
         absl::StatusOr<bool> empty =
             pool_.IsEmpty(pool_.And(std::vector<ExprId>{base, patterns[i], patterns[j]}),
                           /*budget=*/20000, options_.deadline);
         if (!empty.ok()) return empty.status();
-        if (!*empty) return Unsupported("overlapping patternProperties", node);
+        overlapping = !*empty;
       }
     }
     std::vector<ExprId> not_patterns = {base};
     for (ExprId p : patterns) not_patterns.push_back(pool_.Not(p));
     const ExprId other_keys = pool_.And(not_patterns);
-    bool additional_in_a_class = false;
-    for (size_t c = 0; c < class_values.size(); ++c) {
+    if (overlapping) {
+      // Keys matching patterns of several schemas need all of them: one
+      // class per region, the keys matching exactly a set S of the schemas'
+      // patterns, whose value is the conjunction normalization prepared.
+      if (w > 0 || class_values.size() > kMaxPatternSchemas) {
+        return Unsupported(
+            absl::StrCat("overlapping patternProperties with more than ", kMaxPatternSchemas,
+                         " distinct schemas or beside a complement"),
+            node);
+      }
+      std::vector<ExprId> class_keys;
+      for (size_t c = 0; c < class_values.size(); ++c) {
+        std::vector<ExprId> alternatives;
+        for (size_t i : class_patterns[c]) alternatives.push_back(patterns[i]);
+        class_keys.push_back(pool_.Or(alternatives));
+      }
+      for (uint32_t set = 1; set < (uint32_t{1} << class_values.size()); ++set) {
+        std::vector<ExprId> parts = {base};
+        std::vector<NodeId> values;
+        for (size_t c = 0; c < class_values.size(); ++c) {
+          const bool in = set & (uint32_t{1} << c);
+          parts.push_back(in ? class_keys[c] : pool_.Not(class_keys[c]));
+          if (in) values.push_back(class_values[c]);
+        }
+        NodeId value = values[0];
+        if (values.size() > 1) {
+          auto it = std::find_if(node.pattern_conjunctions.begin(), node.pattern_conjunctions.end(),
+                                 [&](const auto& c) { return c.values == values; });
+          if (it == node.pattern_conjunctions.end()) {
+            return absl::InternalError(
+                absl::StrCat("overlapping patternProperties without their conjunction", At(node),
+                             ": an engine bug, not a property of the schema"));
+          }
+          value = it->value;
+        }
+        if (value == kFalseNode) continue;
+        if (absl::Status st = add_class(pool_.And(parts), value); !st.ok()) return st;
+      }
+      if (additional != kFalseNode) {
+        if (absl::Status st = add_class(other_keys, additional); !st.ok()) return st;
+      }
+    }
+    bool additional_in_a_class = overlapping;  // Then the classes are complete.
+    for (size_t c = 0; c < class_values.size() && !overlapping; ++c) {
       std::vector<ExprId> alternatives;
       for (size_t i : class_patterns[c]) alternatives.push_back(patterns[i]);
       ExprId keys = pool_.And(base, pool_.Or(alternatives));

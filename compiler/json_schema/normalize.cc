@@ -244,6 +244,7 @@ absl::Status Normalizer::Flatten(NodeId id, int depth) {
   }
   if (absl::Status st = AbsorbPatternProperties(&t); !st.ok()) return st;
   if (absl::Status st = PrepareSomeMembers(&t); !st.ok()) return st;
+  if (absl::Status st = PreparePatternConjunctions(&t); !st.ok()) return st;
   if (absl::Status st = PrepareSomeItems(&t); !st.ok()) return st;
   s_.nodes[id] = std::move(t);
   State(id) = 2;

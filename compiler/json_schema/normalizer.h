@@ -67,6 +67,8 @@ class Normalizer {
   // Fills SomeMember::class_values of `t` for its current patternProperties
   // and additionalProperties.
   absl::Status PrepareSomeMembers(SchemaNode* t);
+  // Fills pattern_conjunctions (pattern_properties.cc).
+  absl::Status PreparePatternConjunctions(SchemaNode* t);
   // Fills SomeItemValue of `t` for its current prefixItems and items.
   absl::Status PrepareSomeItems(SchemaNode* t);
   // Whether the decoded key `key` is a string node `key_node` admits;

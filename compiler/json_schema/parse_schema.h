@@ -36,6 +36,7 @@
 #ifndef MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_
 #define MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_
 
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -65,6 +66,10 @@ struct ParseOptions {
   // what lowering needs. Off keeps the combinators as written (for tests
   // that inspect the parsed form, or compare the two).
   bool rewrite_combinators = true;
+  // The `$schema` URI a schema without one is read as (CompileOptions::
+  // default_dialect): the schema is then read exactly as if it declared it.
+  // Empty: 2020-12 with the older drafts' leniencies described above.
+  std::string default_dialect;
 
   // strict_keywords and closed_objects.
   static ParseOptions Strict() {

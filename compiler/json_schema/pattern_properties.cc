@@ -6,6 +6,13 @@
 // Conj(property, pattern schemas...). A required key that is not a property
 // but matches patterns is declared the same way (its value then follows the
 // patterns, not additionalProperties), after merging too.
+//
+// Patterns may also overlap each other (suite: patternProperties.json
+// "multiple simultaneous patternProperties are validated"): a key matching
+// several needs all their schemas. Lowering splits other keys into regions by
+// the set of pattern schemas they match, so the conjunction of each set of two
+// or more distinct schemas is prepared here (PreparePatternConjunctions).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,6 +62,26 @@ absl::Status Normalizer::AbsorbPatternProperties(SchemaNode* t) {
   }
   t->properties = std::move(properties);
   t->properties_include_patterns = true;
+  return absl::OkStatus();
+}
+
+absl::Status Normalizer::PreparePatternConjunctions(SchemaNode* t) {
+  t->pattern_conjunctions.clear();
+  std::vector<NodeId> values;
+  for (const auto& [pattern, value] : t->pattern_properties) {
+    if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+  }
+  if (values.size() < 2 || values.size() > kMaxPatternSchemas) return absl::OkStatus();
+  for (uint32_t set = 1; set < (uint32_t{1} << values.size()); ++set) {
+    if ((set & (set - 1)) == 0) continue;  // One schema: itself.
+    std::vector<NodeId> parts;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (set & (uint32_t{1} << i)) parts.push_back(values[i]);
+    }
+    absl::StatusOr<NodeId> all = ConjAll(parts, t->pointer);
+    if (!all.ok()) return all.status();
+    t->pattern_conjunctions.push_back({std::move(parts), *all});
+  }
   return absl::OkStatus();
 }
 

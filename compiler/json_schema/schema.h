@@ -49,6 +49,9 @@ inline constexpr TypeSet kAllTypes = 0x7f;
 // SchemaNode::some_members entries one object may have to satisfy at once:
 // each doubles the object's member states (lowering refuses more).
 inline constexpr size_t kMaxSomeMembers = 4;
+// Most distinct patternProperties schemas whose overlaps lowering splits into
+// regions (2^n - n - 1 conjunctions are prepared).
+inline constexpr size_t kMaxPatternSchemas = 4;
 
 // "null, boolean, integer, ..." for messages.
 std::string TypeSetToString(TypeSet types);
@@ -134,6 +137,15 @@ struct SchemaNode {
   // matches a pattern is declared (Normalizer::AbsorbPatternProperties): a
   // declared key then has exactly one schema, its property's.
   bool properties_include_patterns = false;
+  // For lowering, where patterns with different schemas overlap (a key
+  // matching several must match all their schemas): for each set of two or
+  // more distinct pattern schemas, their conjunction (pattern_properties.cc;
+  // none past kMaxPatternSchemas distinct schemas).
+  struct PatternConjunction {
+    std::vector<NodeId> values;  // Distinct, in pattern_properties order.
+    NodeId value = kTrueNode;
+  };
+  std::vector<PatternConjunction> pattern_conjunctions;
   NodeId additional_properties = kTrueNode;
   NodeId property_names = kTrueNode;  // Applied to keys as JSON strings.
   uint64_t min_properties = 0;
@@ -209,6 +221,10 @@ void ForEachChildId(SchemaNode& node, Fn&& fn) {
   }
   for (auto& [key, id] : node.properties) one(id);
   for (auto& [key, id] : node.pattern_properties) one(id);
+  for (SchemaNode::PatternConjunction& c : node.pattern_conjunctions) {
+    for (NodeId& id : c.values) one(id);
+    one(c.value);
+  }
   one(node.additional_properties);
   one(node.property_names);
   for (SchemaNode::SomeMember& m : node.some_members) {

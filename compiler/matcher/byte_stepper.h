@@ -10,6 +10,7 @@
 #ifndef MASKD_COMPILER_MATCHER_BYTE_STEPPER_H_
 #define MASKD_COMPILER_MATCHER_BYTE_STEPPER_H_
 
+#include <cassert>
 #include <cstdint>
 
 #include "compiler/grammar/earley_parser.h"
@@ -135,6 +136,9 @@ class ByteStepper {
         (grammar_.grammar().is_distinct_value(tag) ? distinct : other) = true;
       }
       if (distinct) {
+        // Distinct values are quoted strings: the matcher re-checks only
+        // cached tokens holding a quote (MatcherImpl::DropRepeatedInside).
+        assert(b == '"');
         out.value_done = true;
         if (!other && parser.FrameHasValue(out.value)) return false;
       }

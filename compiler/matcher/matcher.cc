@@ -128,14 +128,14 @@ class MatcherImpl final : public Matcher {
   // The walk's part of the mask: the tokens read as bytes.
   void WalkMask(std::span<uint32_t> words) {
     const size_t base_depth = parser_.Depth();
-    const TokenTrie& trie = grammar_->vocab().trie();
-    // Cached walks group tokens by where the lexeme ends, not by its bytes:
-    // in or before a distinct value (uniqueItems) each token's bytes matter.
+    // In or before a distinct value (uniqueItems) the cached walk holds
+    // tokens that may complete a repeat, and its boundaries group tokens by
+    // where the lexeme ends, not by the bytes the parser compares: those
+    // tokens are checked again (ResumeWithValues, DropRepeatedInside).
+    const bool values_pending = distinct_ && parser_.Allowed().Intersects(*distinct_) &&
+                                !(pos_.in_lexeme && pos_.value_done);
     std::shared_ptr<const MaskCacheEntry> entry =
-        distinct_ && parser_.Allowed().Intersects(*distinct_)
-            ? nullptr
-            : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
-                                         pos_.in_lexeme);
+        grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer, pos_.in_lexeme);
     if (entry == nullptr) {
       memo_.Begin(base_depth);
       WalkSubtree(TokenTrie::kRoot, {pos_, base_depth}, words);
@@ -147,21 +147,20 @@ class MatcherImpl final : public Matcher {
         std::copy(walk.inside_words.begin(), walk.inside_words.end(), words.begin());
       }
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
-      const regex::LazyDfa& dfa = grammar_->dfa();
+      if (values_pending) DropRepeatedInside(words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
-        if (!stepper_.EndLexeme(parser_, group.ended)) continue;
+        if (values_pending && EndsDistinctValue(group.ended)) {
+          ResumeWithValues(group, words);
+          continue;
+        }
+        // pos_.value: what the stepper would scan (only a distinct value
+        // reads it, and then one whose bytes are all written already).
+        if (!stepper_.EndLexeme(parser_, group.ended, pos_.value)) continue;
         const regex::StateId start = grammar_->LexerStart(parser_.Allowed());
         const size_t depth = parser_.Depth();
         memo_.Begin(depth);
         for (const std::vector<uint32_t>* nodes : group.nodes) {
-          for (uint32_t node : *nodes) {
-            const regex::StateId s = dfa.Step(start, trie.byte(node));
-            if (s == regex::LazyDfa::kDead) continue;
-            LexPosition pos;
-            if (!stepper_.Begin(parser_, s, trie.byte(node), &pos)) continue;
-            SetTokens(trie, node, words);
-            WalkSubtree(node, {pos, depth}, words);
-          }
+          for (uint32_t node : *nodes) ResumeAt(node, start, depth, words);
         }
         parser_.Pop(parser_.Depth() - base_depth);
       }
@@ -371,6 +370,86 @@ class MatcherImpl final : public Matcher {
     LexPosition pos;
     size_t parser_depth;
   };
+
+  // Continues a cached walk at boundary node `node`, whose byte starts a
+  // new lexeme from lexer state `start` with the parser at `depth`.
+  void ResumeAt(uint32_t node, regex::StateId start, size_t depth, std::span<uint32_t> words) {
+    const TokenTrie& trie = grammar_->vocab().trie();
+    const regex::StateId s = grammar_->dfa().Step(start, trie.byte(node));
+    if (s == regex::LazyDfa::kDead) return;
+    LexPosition pos;
+    if (!stepper_.Begin(parser_, s, trie.byte(node), &pos)) return;
+    SetTokens(trie, node, words);
+    WalkSubtree(node, {pos, depth}, words);
+  }
+
+  // Whether a lexeme ending in lexer state `ended` may be a distinct value.
+  bool EndsDistinctValue(regex::StateId ended) const {
+    for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {
+      if (grammar_->grammar().is_distinct_value(tag)) return true;
+    }
+    return false;
+  }
+
+  // Clears the cached inside tokens that would complete a string the array
+  // holds already. A distinct value is a quoted string (json_schema
+  // lower.cc, UniqueStringArray) that first accepts on its closing quote,
+  // so only tokens holding a quote can; each is stepped from pos_ (its
+  // bytes stay inside the lexeme: the parser does not move).
+  void DropRepeatedInside(std::span<uint32_t> words) {
+    const VocabIndex& vocab = grammar_->vocab();
+    const size_t depth = parser_.Depth();
+    for (TokenId t : vocab.quote_tokens()) {
+      const uint32_t bit = uint32_t{1} << (t & 31);
+      if ((words[t >> 5] & bit) == 0) continue;
+      LexPosition pos = pos_;
+      for (char c : vocab.tokenizer().token_bytes(t)) {
+        if (!stepper_.Step(parser_, pos, static_cast<uint8_t>(c))) {
+          words[t >> 5] &= ~bit;
+          break;
+        }
+      }
+      assert(parser_.Depth() == depth);
+      if (parser_.Depth() > depth) parser_.Pop(parser_.Depth() - depth);
+    }
+  }
+
+  // A cached group whose lexeme may be a distinct value: the parser must
+  // compare the bytes each node's path wrote, so every boundary is resumed
+  // from its own path (siblings share it: one scan per parent node).
+  void ResumeWithValues(const MaskCacheEntry::EndGroup& group, std::span<uint32_t> words) {
+    const VocabIndex& vocab = grammar_->vocab();
+    const size_t base_depth = parser_.Depth();
+    for (const std::vector<uint32_t>* nodes : group.nodes) {
+      uint32_t scanned_parent = TokenTrie::kNoNode;
+      bool scanned_ok = false;
+      regex::StateId start = regex::LazyDfa::kDead;
+      for (uint32_t node : *nodes) {
+        const uint32_t parent = vocab.parent(node);
+        if (parent != scanned_parent) {
+          if (parser_.Depth() > base_depth) parser_.Pop(parser_.Depth() - base_depth);
+          scanned_parent = parent;
+          scanned_ok = false;
+          LexPosition pos = pos_;
+          bool alive = true;
+          for (char c : vocab.PathTo(parent)) {
+            if (!stepper_.Step(parser_, pos, static_cast<uint8_t>(c))) {
+              alive = false;
+              break;
+            }
+          }
+          assert(parser_.Depth() == base_depth);
+          if (!alive || parser_.Depth() != base_depth) continue;
+          if (!stepper_.EndLexeme(parser_, pos)) continue;
+          scanned_ok = true;
+          start = grammar_->LexerStart(parser_.Allowed());
+          memo_.Begin(parser_.Depth());
+        }
+        if (scanned_ok) ResumeAt(node, start, base_depth + 1, words);
+      }
+    }
+    if (parser_.Depth() > base_depth) parser_.Pop(parser_.Depth() - base_depth);
+  }
 
   static void SetTokens(const TokenTrie& trie, uint32_t node, std::span<uint32_t> words) {
     trie.ForEachToken(node, [&](TokenId t) { words[t >> 5] |= uint32_t{1} << (t & 31); });

@@ -42,9 +42,13 @@ absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
   if (auto it = cache->find(tokenizer->id()); it != cache->end()) return it->second;
   std::vector<TokenBytes> tokens;
   tokens.reserve(tokenizer->vocab_size());
+  std::vector<TokenId> quote_tokens;
   for (TokenId id = 0; id < tokenizer->vocab_size(); ++id) {
     if (tokenizer->is_special(id)) continue;
     tokens.push_back({id, tokenizer->token_bytes(id)});
+    if (!tokens.back().bytes.empty() && tokens.back().bytes.find('"') != std::string_view::npos) {
+      quote_tokens.push_back(id);
+    }
   }
   absl::StatusOr<TokenTrie> trie = TokenTrie::Build(tokens);
   if (!trie.ok()) return trie.status();
@@ -67,9 +71,19 @@ absl::StatusOr<std::shared_ptr<const VocabIndex>> VocabIndex::For(
   }
   index->heights_.reserve(heights.size());
   for (uint32_t h : heights) index->heights_.push_back(static_cast<uint16_t>(std::min(h, 0xFFFFu)));
+  index->parents_ = std::move(parent);
+  index->quote_tokens_ = std::move(quote_tokens);
   index->mask_store_ = std::make_unique<SharedMaskStore>(kSharedMaskStoreBytes);
   (*cache)[index->tokenizer_->id()] = index;
   return index;
+}
+
+std::string VocabIndex::PathTo(uint32_t node) const {
+  std::string out;
+  for (; node != TokenTrie::kRoot; node = parents_[node])
+    out.push_back(static_cast<char>(trie_.byte(node)));
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 bool VocabIndex::is_eos(TokenId id) const {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -44,11 +45,21 @@ class VocabIndex {
   bool walk_in_parts(uint32_t node) const {
     return uint64_t{trie_.subtree_size(node)} * 16 > trie_.num_nodes();
   }
+  // The node `node` hangs below (kRoot for the root's children): a node's
+  // bytes, read back to the root.
+  uint32_t parent(uint32_t node) const { return parents_[node]; }
+  // The bytes from the root to `node`.
+  std::string PathTo(uint32_t node) const;
+  // The tokens (of the trie) whose bytes hold a double quote, ascending: the
+  // only ones that can complete a JSON string (a distinct value's repeat is
+  // refused at its closing quote, byte_stepper.h).
+  const std::vector<TokenId>& quote_tokens() const { return quote_tokens_; }
   bool is_eos(TokenId id) const;
   // Lexer-only mask walks shared by every grammar of this tokenizer.
   SharedMaskStore& mask_store() const { return *mask_store_; }
   size_t ByteSizeEstimate() const {
-    return sizeof(*this) + trie_.ByteSizeEstimate() + heights_.capacity() * sizeof(uint16_t);
+    return sizeof(*this) + trie_.ByteSizeEstimate() + heights_.capacity() * sizeof(uint16_t) +
+           parents_.capacity() * sizeof(uint32_t) + quote_tokens_.capacity() * sizeof(TokenId);
   }
 
  private:
@@ -56,6 +67,8 @@ class VocabIndex {
   std::shared_ptr<const Tokenizer> tokenizer_;
   TokenTrie trie_;
   std::vector<uint16_t> heights_;  // per node
+  std::vector<uint32_t> parents_;  // per node
+  std::vector<TokenId> quote_tokens_;
   std::unique_ptr<SharedMaskStore> mask_store_;
 };
 

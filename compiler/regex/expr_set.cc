@@ -524,6 +524,48 @@ ExprId ExprSet::Derivative(ExprId e, uint8_t b) {
   return d;
 }
 
+ByteSet ExprSet::FirstBytes(ExprId e) {
+  if (auto it = first_bytes_.find(e); it != first_bytes_.end()) return it->second;
+  ByteSet out;
+  switch (kind(e)) {
+    case ExprKind::kNothing:
+    case ExprKind::kEpsilon:
+      break;
+    case ExprKind::kByteSet:
+      out = GetByteSet(e);
+      break;
+    case ExprKind::kConcat:
+      // Along the chain while its items are nullable (a loop, as in
+      // ComputeDerivative: chains are as long as their patterns).
+      for (ExprId rest = e;;) {
+        const ExprId l = Args(rest)[0], r = Args(rest)[1];
+        out |= FirstBytes(l);
+        if (!Nullable(l)) break;
+        if (kind(r) != ExprKind::kConcat) {
+          out |= FirstBytes(r);
+          break;
+        }
+        rest = r;
+      }
+      break;
+    case ExprKind::kOr:
+      for (ExprId a : Args(e)) out |= FirstBytes(a);
+      break;
+    case ExprKind::kAnd:
+      out = ByteSet::All();
+      for (ExprId a : Args(e)) out &= FirstBytes(a);
+      break;
+    case ExprKind::kNot:
+      out = ByteSet::All();
+      break;
+    case ExprKind::kRepeat:
+      if (RepeatMax(e) > 0) out = FirstBytes(Args(e)[0]);
+      break;
+  }
+  first_bytes_.emplace(e, out);
+  return out;
+}
+
 void ExprSet::RecordDerivative(ExprId e, uint8_t b, ExprId d) {
   derivatives_.emplace((uint64_t{e} << 8) | b, d);
   if (!within_.empty() && d != kNothing) {
@@ -737,12 +779,21 @@ ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
     }
     case ExprKind::kOr:
     case ExprKind::kAnd: {
+      // An argument whose first bytes exclude b has an empty derivative:
+      // Nothing, without deriving it (an Or of many key literals, under
+      // the Not of an object's other-keys class, mostly has one that b
+      // continues).
       std::vector<ExprId> args(Args(e).begin(), Args(e).end());
-      for (ExprId& a : args) a = Derivative(a, b);
+      for (ExprId& a : args) {
+        a = FirstBytes(a).Contains(b) ? Derivative(a, b) : kNothing;
+        if (a == kNothing && kind(e) == ExprKind::kAnd) return kNothing;
+      }
       return kind(e) == ExprKind::kOr ? Or(args) : And(args);
     }
-    case ExprKind::kNot:
-      return Not(Derivative(Args(e)[0], b));
+    case ExprKind::kNot: {
+      const ExprId a = Args(e)[0];
+      return Not(FirstBytes(a).Contains(b) ? Derivative(a, b) : kNothing);
+    }
     case ExprKind::kRepeat: {
       ExprId a = Args(e)[0];
       uint32_t min = RepeatMin(e), max = RepeatMax(e);
@@ -880,6 +931,7 @@ size_t ExprSet::MemoryBytes() const {
          map_bytes(interned_.capacity(), sizeof(std::pair<Key, ExprId>)) +
          map_bytes(byte_set_ids_.capacity(), sizeof(std::pair<ByteSet, ExprId>)) +
          map_bytes(derivatives_.capacity(), sizeof(std::pair<uint64_t, ExprId>)) +
+         map_bytes(first_bytes_.capacity(), sizeof(std::pair<ExprId, ByteSet>)) +
          map_bytes(reassociated_.capacity(), sizeof(std::pair<uint64_t, ExprId>));
 }
 

@@ -159,6 +159,11 @@ class ExprSet {
   // ---- Derivatives and emptiness. ----
   // The derivative of e by byte b (the strings s with b+s in e), memoized.
   ExprId Derivative(ExprId e, uint8_t b);
+  // A superset of the bytes b whose derivative of e is non-empty (the first
+  // bytes of e's strings; every byte under Not), memoized: a DFA step skips
+  // the expressions of a state that b cannot continue without deriving them
+  // (a state of 500 enum literals steps a handful per byte).
+  ByteSet FirstBytes(ExprId e);
   // Whether L(e) is empty, decided exactly by exploring derivatives (memoized).
   // ResourceExhausted when more than `budget` distinct derivatives would have
   // to be explored to decide.
@@ -311,6 +316,7 @@ class ExprSet {
   absl::flat_hash_map<Key, ExprId> interned_;
   absl::flat_hash_map<ByteSet, ExprId> byte_set_ids_;
   absl::flat_hash_map<uint64_t, ExprId> derivatives_;
+  absl::flat_hash_map<ExprId, ByteSet> first_bytes_;
   // Concat(a, b) for a Concat `a`, which rebuilds a's whole chain ending in
   // b: lowering appends whitespace and colons to the same key literals over
   // and over, by (a, b).

@@ -135,6 +135,8 @@ StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
   pool_->LimitWork(options_.max_transition_work);
   try {
     for (const TaggedExpr& t : Info(s).exprs) {
+      // A byte outside the expression's first bytes leaves it empty: dropped.
+      if (!pool_->FirstBytes(t.expr).Contains(rep)) continue;
       ExprId d = pool_->Derivative(t.expr, rep);
       if (d == ExprSet::kNothing) continue;
       absl::StatusOr<bool> empty = pool_->IsEmpty(d, options_.emptiness_budget);

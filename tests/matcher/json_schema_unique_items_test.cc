@@ -4,6 +4,7 @@
 // every valid document the mask must hold exactly the tokens some valid
 // document continues with (EOS iff the prefix is one).
 #include <algorithm>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -341,6 +342,82 @@ TEST(JsonSchemaUniqueItemsTest, OpenStringsNeverRepeat) {
   }
   EXPECT_GT(docs.size(), 50u);
   EXPECT_GT(refused_repeats, 0);
+}
+
+// The cached masks (lexer-only walks, then the tokens that may complete a
+// repeat stepped again) must equal the uncached ones (every token stepped
+// through the parser) on a vocabulary of many multi-byte tokens holding
+// quotes, commas and brackets, along random mask-guided documents.
+TEST(JsonSchemaUniqueItemsTest, CachedMasksEqualUncachedWalks) {
+  std::vector<std::string> vocab;
+  for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  std::mt19937 rng(12);
+  const std::string alphabet = "\"\"\"ab,[] {}:\\x";
+  std::set<std::string> seen(vocab.begin(), vocab.end());
+  while (vocab.size() < 3000) {
+    std::string t;
+    const size_t len = 2 + rng() % 5;
+    for (size_t i = 0; i < len; ++i) t.push_back(alphabet[rng() % alphabet.size()]);
+    if (seen.insert(t).second) vocab.push_back(t);
+  }
+  auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "unique-items-cache");
+  const std::vector<std::string> schemas = {
+      R"({"type": "array", "items": {"type": "string"}, "uniqueItems": true})",
+      R"({"type": "object", "properties": {"a": {"type": "array", "uniqueItems": true,
+          "items": {"type": "string"}}, "b": {"type": "string"}}})",
+      R"({"anyOf": [{"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+          {"type": "array", "items": {"const": "a"}}]})"};
+  int steps = 0, refused_repeats = 0;
+  for (const std::string& schema : schemas) {
+    for (WhitespaceMode ws : {WhitespaceMode::kCompact, WhitespaceMode::kBounded}) {
+      GrammarSpec spec;
+      spec.kind = SpecKind::kJsonSchema;
+      spec.text = schema;
+      CompileOptions cached_options;
+      cached_options.whitespace = ws;
+      CompileOptions uncached_options = cached_options;
+      uncached_options.mask_cache_bytes = 0;
+      auto cached = CompileGrammar(spec, cached_options, tok);
+      auto uncached = CompileGrammar(spec, uncached_options, tok);
+      ASSERT_TRUE(cached.ok()) << cached.status();
+      ASSERT_TRUE(uncached.ok()) << uncached.status();
+      for (int doc = 0; doc < 12; ++doc) {
+        auto a = Matcher::Create(*cached);
+        auto b = Matcher::Create(*uncached);
+        std::string text;
+        for (int step = 0; step < 40; ++step) {
+          std::vector<uint32_t> want((tok->vocab_size() + 31) / 32), got(want.size());
+          b->FillMask(want);
+          a->FillMask(got);
+          ++steps;
+          ASSERT_EQ(got, want) << schema << "\n  after " << text;
+          // Tokens the lexer alone allows but the parser refuses: repeats.
+          std::vector<TokenId> allowed;
+          for (TokenId t = 0; t < tok->vocab_size(); ++t) {
+            if ((want[t >> 5] >> (t & 31)) & 1) allowed.push_back(t);
+          }
+          if (allowed.empty() || (allowed.size() == 1 && tok->is_special(allowed[0]))) break;
+          // Prefer tokens holding a quote: they write (and repeat) strings.
+          TokenId pick = allowed[rng() % allowed.size()];
+          for (int tries = 0; tries < 4 && tok->token_bytes(pick).find('"') == std::string::npos;
+               ++tries) {
+            pick = allowed[rng() % allowed.size()];
+          }
+          if (tok->is_special(pick)) break;
+          ASSERT_TRUE(a->AcceptToken(pick));
+          ASSERT_TRUE(b->AcceptToken(pick));
+          text += std::string(tok->token_bytes(pick));
+          // Count the refusals the comparison saw: a repeated item string.
+          for (const char* repeat : {"\"a\"", "\"b\"", "\"\""}) {
+            refused_repeats += !a->Clone()->AcceptBytes(std::string(",") + repeat) &&
+                               a->Clone()->AcceptBytes(",\"q\"");
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(steps, 500);
+  EXPECT_GT(refused_repeats, 20);
 }
 
 // Each array keeps its own strings (nested arrays, arrays in any-order

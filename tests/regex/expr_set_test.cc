@@ -218,6 +218,42 @@ TEST(ExprSetTest, EmptinessIsExact) {
   EXPECT_GT(boolean_count, 100);
 }
 
+// FirstBytes is a superset of the bytes with a non-empty derivative (a DFA
+// step skips the others), and exact without And/Not: every byte it holds
+// then starts a member.
+TEST(ExprSetTest, FirstBytesHoldEveryLiveByte) {
+  int skipped = 0, boolean_live = 0;
+  for (uint32_t seed = 3000; seed < 3400; ++seed) {
+    ExprSet pool;
+    ExprId e = RandomExprs(&pool, seed).Make(0);
+    SCOPED_TRACE(pool.ToString(e));
+    const ByteSet first = pool.FirstBytes(e);
+    for (char c : std::string("abcz")) {
+      const uint8_t b = static_cast<uint8_t>(c);
+      absl::StatusOr<bool> empty = pool.IsEmpty(pool.Derivative(e, b));
+      ASSERT_TRUE(empty.ok()) << empty.status();
+      if (!first.Contains(b)) {
+        ++skipped;
+        ASSERT_TRUE(*empty) << c;
+      } else if (!pool.HasBoolean(e)) {
+        ASSERT_FALSE(*empty) << c;
+      } else {
+        boolean_live += !*empty;
+      }
+    }
+  }
+  EXPECT_GT(skipped, 500);
+  EXPECT_GT(boolean_live, 100);
+  // A nullable head lets the rest's first bytes through; Not lets all.
+  ExprSet pool;
+  const ExprId a_star_b = pool.Concat(pool.Repeat(pool.Byte('a'), 0, ExprSet::kUnbounded),
+                                      pool.Concat(pool.Byte('b'), pool.Byte('c')));
+  EXPECT_TRUE(pool.FirstBytes(a_star_b).Contains('a'));
+  EXPECT_TRUE(pool.FirstBytes(a_star_b).Contains('b'));
+  EXPECT_FALSE(pool.FirstBytes(a_star_b).Contains('c'));
+  EXPECT_TRUE(pool.FirstBytes(pool.Not(pool.Byte('a'))).Contains('z'));
+}
+
 TEST(ExprSetTest, EmptinessNeedsSearch) {
   ExprSet pool;
   ExprId a = pool.Byte('a'), b = pool.Byte('b');

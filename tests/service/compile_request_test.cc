@@ -79,6 +79,13 @@ TEST(CompileRequestTest, HandleIsAStableContentHash) {
   v1::CompileRequest refuse_formats = Schema(R"({"type":"integer"})");
   refuse_formats.mutable_options()->set_unknown_formats(v1::UNKNOWN_FORMAT_POLICY_REFUSE);
   EXPECT_EQ(Handle(refuse_formats), a);  // the default spelled out
+  // A default dialect reads the schema under other rules: another handle.
+  v1::CompileRequest draft7 = Schema(R"({"type":"integer"})");
+  draft7.mutable_options()->set_default_dialect("http://json-schema.org/draft-07/schema#");
+  absl::StatusOr<CompileJob> draft7_job = TranslateCompileRequest(draft7, {});
+  ASSERT_TRUE(draft7_job.ok()) << draft7_job.status();
+  EXPECT_EQ(draft7_job->options.default_dialect, "http://json-schema.org/draft-07/schema#");
+  EXPECT_NE(draft7_job->handle, a);
   // Limits do not change the grammar.
   v1::CompileRequest limited = Schema(R"({"type":"integer"})");
   limited.mutable_options()->mutable_compile_time_limit()->set_seconds(1);
