@@ -14,6 +14,8 @@
 #include "compiler/grammar_text/ir_import.h"
 #include "compiler/grammar_text/ir_writer.h"
 #include "compiler/grammar_text/lark_common.h"
+#include "compiler/grammar_text/lark_lazy.h"
+#include "compiler/grammar_text/lark_options.h"
 #include "compiler/grammar_text/text_cursor.h"
 #include "compiler/grammar_text/text_error.h"
 #include "compiler/grammar_text/token_reference.h"
@@ -46,12 +48,21 @@ Expr MakeExpr(Expr::Kind kind, size_t at) {
   return e;
 }
 
+// llguidance's lexeme options on a rule (`name[lazy, suffix="S"]: ...`):
+// the body becomes one lazy lexeme (lark_lazy.h), followed by the suffix.
+struct RuleOptions {
+  bool lazy = false;
+  std::optional<Expr> suffix;  // a string, /regex/ or TERMINAL
+  bool any() const { return lazy || suffix.has_value(); }
+};
+
 struct Definition {
   std::string name;
   bool terminal = false;
   size_t at = 0;
   std::string_view text;  // the text `at` and the body's offsets point into
   Expr body;
+  RuleOptions options;
 };
 
 bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -79,6 +90,7 @@ class LarkParser {
     size_t at;
   };
   std::vector<Import> imports;
+  LlguidanceOptions llguidance;
 
   absl::Status Parse() {
     for (;;) {
@@ -165,7 +177,7 @@ class LarkParser {
       if (directive == "llguidance") {
         absl::StatusOr<std::string> json = ParseBracedJson();
         if (!json.ok()) return json.status();
-        return CheckLlguidanceOptions(*json, at);
+        return MergeLlguidanceOptions(*json, cur_.text, at, &llguidance);
       }
       return Error(at, absl::StrCat("directive '%", std::string(directive), "' is not supported"),
                    absl::StatusCode::kUnimplemented);
@@ -178,29 +190,11 @@ class LarkParser {
       return Error(cur_.pos, absl::StrCat("priority on '", std::string(name), "' is not supported"),
                    absl::StatusCode::kUnimplemented);
     }
+    RuleOptions options;
     if (cur_.peek() == '[') {
-      // llguidance's rule options (name[max_tokens=N, stop="...", lazy,
-      // temperature=T, capture, suffix="..."]): a token count or a sampling
-      // setting is no byte-level language, and stop/suffix/lazy change how
-      // the rule lexes; none is approximated, each is refused by its name.
-      size_t key_at = cur_.pos + 1;
-      while (key_at < cur_.text.size() && (cur_.text[key_at] == ' ' || cur_.text[key_at] == '\t')) {
-        ++key_at;
-      }
-      size_t key_end = key_at;
-      while (key_end < cur_.text.size() &&
-             (std::isalnum(static_cast<unsigned char>(cur_.text[key_end])) ||
-              cur_.text[key_end] == '_')) {
-        ++key_end;
-      }
-      const std::string key(cur_.text.substr(key_at, key_end - key_at));
-      return Error(key_at,
-                   key.empty()
-                       ? absl::StrCat("attributes on '", std::string(name), "' are not supported")
-                       : absl::StrCat("attribute '", key, "' on '", std::string(name),
-                                      "' is not supported (llguidance rule options are "
-                                      "refused, not approximated)"),
-                   absl::StatusCode::kUnimplemented);
+      absl::StatusOr<RuleOptions> parsed = ParseRuleOptions(name, IsTerminalName(name));
+      if (!parsed.ok()) return parsed.status();
+      options = *std::move(parsed);
     }
     SkipInline();
     if (!cur_.consume(":")) {
@@ -209,9 +203,72 @@ class LarkParser {
     SkipSpace(0);
     absl::StatusOr<Expr> body = ParseAlternatives(0);
     if (!body.ok()) return body.status();
-    definitions.push_back(
-        {std::string(name), IsTerminalName(name), name_at, cur_.text, *std::move(body)});
+    definitions.push_back({std::string(name), IsTerminalName(name), name_at, cur_.text,
+                           *std::move(body), std::move(options)});
     return absl::OkStatus();
+  }
+
+  // `[key, key=value, ...]` after a rule's name. `lazy` and `suffix` are
+  // honoured; every other llguidance option is refused by its name: a token
+  // count (max_tokens) is no byte-level language, `stop` hides its match by
+  // taking tokens back (a mask cannot), a sampling setting (temperature) or
+  // a capture is not a language maskd answers for.
+  absl::StatusOr<RuleOptions> ParseRuleOptions(std::string_view rule, bool terminal) {
+    const size_t open = cur_.pos;
+    ++cur_.pos;
+    RuleOptions options;
+    for (;;) {
+      SkipSpace(1);
+      const size_t key_at = cur_.pos;
+      const std::string key(ParseName());
+      if (key.empty()) return Error(key_at, "expected a rule option name");
+      if (terminal) {
+        return Error(key_at,
+                     absl::StrCat("option '", key, "' on terminal '", std::string(rule),
+                                  "' is not supported (llguidance's lexeme options go on "
+                                  "lowercase rules)"),
+                     absl::StatusCode::kUnimplemented);
+      }
+      SkipSpace(1);
+      if (key == "lazy") {
+        options.lazy = true;
+      } else if (key == "suffix") {
+        if (!cur_.consume("=")) return Error(cur_.pos, "expected '=' after 'suffix'");
+        SkipSpace(1);
+        absl::StatusOr<Expr> value = ParseAtom(1);
+        if (!value.ok()) return value.status();
+        if (value->kind != Expr::kString && value->kind != Expr::kRegex &&
+            value->kind != Expr::kName) {
+          return Error(value->at, "suffix must be a string, a /regex/ or a TERMINAL");
+        }
+        // An empty suffix is no suffix (llguidance: only a non-empty one
+        // makes the rule lazy).
+        if (value->kind != Expr::kString || !value->text.empty()) options.suffix = *value;
+      } else {
+        std::string why = "is not a rule option";
+        if (key == "max_tokens") {
+          why = "is not supported (a token count is not a byte-level language)";
+        } else if (key == "stop") {
+          why =
+              "is not supported (llguidance hides the stop text by taking its tokens back, "
+              "which a mask cannot do; suffix=\"...\" keeps it and is exact)";
+        } else if (key == "temperature") {
+          why = "is not supported (a sampling setting, not a language)";
+        } else if (key == "capture" || key == "stop_capture") {
+          why = "is not supported (maskd returns no captures)";
+        }
+        return Error(key_at, absl::StrCat("option '", key, "' on '", std::string(rule), "' ", why),
+                     absl::StatusCode::kUnimplemented);
+      }
+      SkipSpace(1);
+      if (cur_.consume("]")) return options;
+      if (!cur_.consume(",")) {
+        return Error(cur_.pos,
+                     absl::StrCat("expected ',' or ']' in the options of '", std::string(rule),
+                                  "' (opened at ", PositionOf(cur_.text, open).line, ":",
+                                  PositionOf(cur_.text, open).column, ")"));
+      }
+    }
   }
 
   absl::Status ParseImport(size_t at) {
@@ -276,23 +333,6 @@ class LarkParser {
       }
     }
     return Error(at, "unbalanced '{' in JSON");
-  }
-
-  // No %llguidance option is honoured yet: name the first one given.
-  absl::Status CheckLlguidanceOptions(std::string_view json, size_t at) {
-    size_t i = 1;
-    while (i < json.size() &&
-           (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r')) {
-      ++i;
-    }
-    if (json[i] == '}') return absl::OkStatus();
-    std::string key = "?";
-    if (json[i] == '"') {
-      const size_t end = json.find('"', i + 1);
-      if (end != std::string_view::npos) key = std::string(json.substr(i + 1, end - i - 1));
-    }
-    return Error(at, absl::StrCat("%llguidance option '", key, "' is not supported"),
-                 absl::StatusCode::kUnimplemented);
   }
 
   absl::StatusOr<Expr> ParseAlternatives(int depth) {
@@ -600,13 +640,23 @@ class LarkLowering {
       const regex::ExprId ignore = ir_.pool->NonEmpty(ir_.pool->Or(parts));
       ignore_ = ir_.builder.FreshNonterminal("%ignore");
       ir_.builder.AddRule(*ignore_, {});
-      ir_.builder.AddRule(*ignore_, {Symbol::Nonterminal(*ignore_),
-                                     Symbol::Lexeme(ir_.builder.AddLexeme("%ignore", ignore))});
+      const Symbol once = Symbol::Lexeme(ir_.builder.AddLexeme("%ignore", ignore));
+      if (parsed.llguidance.skip_once) {
+        ir_.builder.AddRule(*ignore_, {once});  // one match is the whole skipped span
+      } else {
+        ir_.builder.AddRule(*ignore_, {Symbol::Nonterminal(*ignore_), once});
+      }
     }
     for (const Definition& d : parsed.definitions) {
       if (d.terminal) continue;
       absl::StatusOr<NonterminalId> lhs = writer_.Define(d.name, d.at);
       if (!lhs.ok()) return lhs.status();
+      if (d.options.any()) {
+        absl::StatusOr<Symbol> lexeme = LazyRule(d);
+        if (!lexeme.ok()) return lexeme.status();
+        if (absl::Status s = writer_.AddRules(*lhs, {{*lexeme}}, d.at); !s.ok()) return s;
+        continue;
+      }
       absl::StatusOr<Alternatives> alts = RuleAlternatives(d.body);
       if (!alts.ok()) return alts.status();
       if (absl::Status s = writer_.AddRules(*lhs, *alts, d.at); !s.ok()) return s;
@@ -614,6 +664,7 @@ class LarkLowering {
     const bool given = !options_.start_rule.empty();
     const std::string start = given ? options_.start_rule : "start";
     if (absl::Status s = writer_.Finish(start, given); !s.ok()) return s;
+    if (absl::Status s = CheckLazyLexemes(ir_, lazy_, text_); !s.ok()) return s;
     if (ignore_.has_value()) {
       // Ignored text may also end the output.
       const NonterminalId top = ir_.builder.FreshNonterminal("start+%ignore");
@@ -689,8 +740,12 @@ class LarkLowering {
       }
       return pool.Bytes(set);
     }
+    // The children are copied first: folding adds nodes to the pool, which
+    // may move the storage pool.Args(e) points into.
+    const auto kids = pool.Args(e);
+    const std::vector<regex::ExprId> children(kids.begin(), kids.end());
     std::vector<regex::ExprId> args;
-    for (regex::ExprId a : pool.Args(e)) args.push_back(FoldCase(a));
+    for (regex::ExprId a : children) args.push_back(FoldCase(a));
     switch (pool.kind(e)) {
       case regex::ExprKind::kConcat:
         return pool.Concat(args);
@@ -808,6 +863,22 @@ class LarkLowering {
     return writer_.Group(alts, at);
   }
 
+  // A rule with lexeme options: its body (terminals only) and suffix as one
+  // lazy lexeme.
+  absl::StatusOr<Symbol> LazyRule(const Definition& d) {
+    absl::StatusOr<regex::ExprId> body = TerminalRegex(d.body, d.text);
+    if (!body.ok()) return body.status();
+    regex::ExprId re = *body;
+    if (d.options.suffix.has_value()) {
+      absl::StatusOr<regex::ExprId> suffix = TerminalRegex(*d.options.suffix, d.text);
+      if (!suffix.ok()) return suffix.status();
+      re = ir_.pool->Concat(re, *suffix);
+    }
+    const regex::ExprId lazy = LazyLanguage(*ir_.pool, re);
+    lazy_.push_back({ir_.pool->NonEmpty(lazy), d.name, d.at});
+    return LexemeSymbol(lazy, d.name, d.at);
+  }
+
   absl::StatusOr<Alternatives> RuleAlternatives(const Expr& e) {
     if (e.kind == Expr::kAlt) {
       Alternatives out;
@@ -910,6 +981,7 @@ class LarkLowering {
   absl::flat_hash_map<std::string, regex::ExprId> terminal_regex_;
   absl::flat_hash_set<std::string> in_progress_;
   std::optional<NonterminalId> ignore_;
+  std::vector<LazyLexeme> lazy_;
   int json_count_ = 0;
 };
 

@@ -7,11 +7,15 @@
 // (ignored: no parse trees here), `? * + [..] ~ n ~ m..n`, "strings"i,
 // "a".."z" ranges, /regex/i (case folding of ASCII patterns), terminals built
 // from terminals, `%ignore`, `%import common.NAME` / `%import common (A, B)`,
-// `%json {schema}` (the JSON Schema front end, embedded), `%llguidance {}`,
-// token references `<|special|>`, `<[id]>`, `<[a-b,c]>` in rules (one whole
-// token each, token_reference.h; not inside terminals).
-// Refused with Unimplemented naming them: priorities, terminal attributes,
-// other regex flags, other imports and directives, any `%llguidance` option.
+// `%json {schema}` (the JSON Schema front end, embedded), `%llguidance {}`
+// with "skip_repetition" (lark_options.h), rule options `lazy` and
+// `suffix="..."` (one lazy lexeme, where that lexes as llguidance does:
+// lark_lazy.h), token references `<|special|>`, `<[id]>`, `<[a-b,c]>`,
+// `<[^...]>`, `<[*]>` in rules (one whole token each, token_reference.h;
+// not inside terminals).
+// Refused with Unimplemented naming them: priorities, options on terminals,
+// the rule options max_tokens, stop, temperature and capture, other regex
+// flags, other imports and directives, other `%llguidance` options.
 #ifndef MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_
 #define MASKD_COMPILER_GRAMMAR_TEXT_LARK_FRONT_END_H_
 

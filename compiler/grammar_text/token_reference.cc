@@ -57,9 +57,18 @@ absl::StatusOr<TokenReference> ReadTokenReference(std::string_view text, size_t 
     if (!inside.ends_with("]")) {
       return Bad(text, at, absl::StrCat("malformed token id reference '", ref.spelling, "'"));
     }
-    const std::string_view list = inside.substr(1, inside.size() - 2);
+    std::string_view list = inside.substr(1, inside.size() - 2);
+    // llguidance: `<[^ids]>` is every token but those, `<[*]>` every token
+    // (both, like GBNF's `!<...>`, leave EOS to the grammar's end).
+    const bool wildcard = syntax == TokenSyntax::kLark && list == "*";
+    if (wildcard) {
+      ref.negated = true;  // all but the empty set
+    } else if (syntax == TokenSyntax::kLark && list.starts_with("^")) {
+      ref.negated = true;
+      list.remove_prefix(1);
+    }
     size_t p = 0;
-    for (;;) {
+    while (!wildcard) {
       uint32_t lo = 0, hi = 0;
       if (!ReadId(list, &p, &lo)) {
         return Bad(

@@ -1,6 +1,7 @@
 // Token references in grammar texts: `<[id]>`, `<token-text>` and, in GBNF,
 // their negation `!<...>` (llama.cpp grammars/README.md); in Lark, also id
-// ranges and lists `<[128000-128010,128020]>` (llguidance). A reference by
+// ranges and lists `<[128000-128010,128020]>`, their negation `<[^...]>` and
+// the wildcard `<[*]>` (llguidance). A reference by
 // text names the token whose text is exactly the whole `<...>` (brackets
 // included, as both dialects define it) and is looked up in the compile's
 // tokenizer: the text must encode as exactly one token.
@@ -21,7 +22,7 @@ namespace maskd::grammar_text {
 
 enum class TokenSyntax {
   kGbnf,  // `<[id]>`, `<text>`, `!<[id]>`, `!<text>`
-  kLark,  // `<[id]>`, `<[a-b,c]>`, `<text>`
+  kLark,  // `<[id]>`, `<[a-b,c]>`, `<[^a-b,c]>` (all but), `<[*]>` (all), `<text>`
 };
 
 struct TokenReference {

@@ -212,17 +212,21 @@ class MatcherImpl final : public Matcher {
     return absl::OkStatus();
   }
 
+  // Forced bytes, and forced special tokens: where the grammar allows
+  // nothing but one token terminal naming one token (harmony's <|constrain|>
+  // after a recipient), that token is part of the jump-forward (its text in
+  // `bytes`), and forcing goes on after it. Each text run between such
+  // tokens is tokenized on its own, so no text token spans a special one.
   JumpForward ComputeJumpForward() override {
     JumpForward out;
     if (stopped_) return out;
     const size_t base_depth = parser_.Depth();
     LexPosition pos = pos_;
-    while (out.bytes.size() < kMaxJumpForwardBytes) {
+    std::string run;  // forced text since the last forced token
+    while (out.bytes.size() + run.size() < kMaxJumpForwardBytes) {
       // With EOS possible here, the continuation is not forced.
       if (stepper_.CanStop(parser_, pos)) break;
-      // A token terminal may come here: the next token is not forced bytes
-      // (forcing a special token is left to the mask).
-      if (TokenTerminalAllowed(pos)) break;
+      const bool token_here = TokenTerminalAllowed(pos);
       int only = -1;
       for (int b = 0; b < 256; ++b) {
         if (!ViableByte(pos, static_cast<uint8_t>(b))) continue;
@@ -232,13 +236,34 @@ class MatcherImpl final : public Matcher {
         }
         only = b;
       }
+      if (token_here) {
+        // A byte could come instead, or several tokens: not forced.
+        if (only != -1 || Utf8CompletePrefix(run) != run.size()) break;
+        const std::optional<TokenId> token = ForcedTokenTerminal(pos);
+        if (!token.has_value() || !ScanTokenTerminal(pos, *token)) break;
+        const Tokenizer& tokenizer = grammar_->vocab().tokenizer();
+        if (!run.empty()) {
+          const std::vector<TokenId> ids = tokenizer.Encode(run);
+          out.tokens.insert(out.tokens.end(), ids.begin(), ids.end());
+          out.bytes += run;
+          run.clear();
+        }
+        out.tokens.push_back(*token);
+        out.bytes += tokenizer.token_bytes(*token);
+        pos = stepper_.Start(parser_);
+        continue;
+      }
       if (only < 0) break;
       stepper_.Step(parser_, pos, static_cast<uint8_t>(only));
-      out.bytes.push_back(static_cast<char>(only));
+      run.push_back(static_cast<char>(only));
     }
     parser_.Pop(parser_.Depth() - base_depth);
-    out.bytes.resize(Utf8CompletePrefix(out.bytes));
-    if (!out.bytes.empty()) out.tokens = grammar_->vocab().tokenizer().Encode(out.bytes);
+    run.resize(Utf8CompletePrefix(run));
+    if (!run.empty()) {
+      const std::vector<TokenId> ids = grammar_->vocab().tokenizer().Encode(run);
+      out.tokens.insert(out.tokens.end(), ids.begin(), ids.end());
+      out.bytes += run;
+    }
     return out;
   }
 
@@ -328,6 +353,32 @@ class MatcherImpl final : public Matcher {
     if (pos_.in_lexeme && !stepper_.EndLexeme(parser_, pos_.lexer)) return;
     terminals.AddAllowed(parser_.Allowed(), words);
     parser_.Pop(parser_.Depth() - depth);
+  }
+
+  // The one token the allowed token terminals at `pos` name, if they name
+  // exactly one (the parser stands at `pos`; left there).
+  std::optional<TokenId> ForcedTokenTerminal(const LexPosition& pos) {
+    const TokenTerminals& terminals = grammar_->token_terminals();
+    const size_t depth = parser_.Depth();
+    if (pos.in_lexeme && !stepper_.EndLexeme(parser_, pos.lexer)) return std::nullopt;
+    const size_t vocab = grammar_->vocab().tokenizer().vocab_size();
+    std::vector<uint32_t> words((vocab + 31) / 32);
+    terminals.AddAllowed(parser_.Allowed(), words);
+    parser_.Pop(parser_.Depth() - depth);
+    std::optional<TokenId> only;
+    for (size_t w = 0; w < words.size(); ++w) {
+      if (words[w] == 0) continue;
+      if (only.has_value() || (words[w] & (words[w] - 1)) != 0) return std::nullopt;
+      only = static_cast<TokenId>(w * 32 + static_cast<size_t>(__builtin_ctz(words[w])));
+    }
+    return only;
+  }
+
+  // Scans `token` as a token terminal at `pos` into parser_ (left pushed).
+  bool ScanTokenTerminal(const LexPosition& pos, TokenId token) {
+    if (pos.in_lexeme && !stepper_.EndLexeme(parser_, pos.lexer)) return false;
+    return grammar_->token_terminals().Matching(parser_.Allowed(), token, &token_scratch_) &&
+           parser_.ScanAny(token_scratch_);
   }
 
   // Whether some token terminal may come at `pos` (the parser stands there).

@@ -226,31 +226,66 @@ class TagLowering {
     return pool_.Or(parts);
   }
 
+  // Whether `e` encodes with a special token (a token terminal) first.
+  bool StartsWithSpecialToken(const std::string& e) const {
+    if (options_.tokenizer == nullptr) return false;
+    const std::vector<TokenId> ids = options_.tokenizer->Encode(e);
+    return !ids.empty() && IsSpecialTerminal(ids[0]);
+  }
+
   // Any bytes up to and including the first occurrence of any of `ends`.
+  // An end that starts with a special token (harmony's `<|end|>`) is that
+  // token's terminal after the text: free text is bytes and never holds a
+  // special token, so the text ends exactly where the token comes (and it
+  // must hold no occurrence of a text end before it). An end holding a
+  // special token after some text is refused.
   NonterminalId AnyTextThen(const std::vector<std::string>& ends, const std::string& pointer,
                             absl::Status* error) {
+    std::vector<std::string> text_ends, token_ends;
     for (const std::string& e : ends) {
       if (e.empty()) {
         *error = Unsupported("any_text followed by an empty string never ends", pointer);
         return 0;
       }
+      if (StartsWithSpecialToken(e)) {
+        token_ends.push_back(e);
+        continue;
+      }
       if (HasSpecialToken(e)) {
         *error = Unsupported(absl::StrCat("any_text followed by \"", e,
-                                          "\", which holds a special token (free text is bytes)"),
+                                          "\", which holds a special token after text (free "
+                                          "text is bytes)"),
                              pointer);
         return 0;
       }
+      text_ends.push_back(e);
     }
-    const ExprId all = AnyOf(ends);
     const ExprId any = ExprSet::kAnyByteString;
-    // No occurrence of an end that finishes before the last byte.
-    const ExprId no_earlier =
-        pool_.Not(pool_.Concat(std::vector<ExprId>{any, all, ExprSet::kAnyByte, any}));
     const NonterminalId nt = Fresh("any_text_then_end");
-    for (const std::string& e : ends) {
-      const ExprId re = pool_.And(pool_.Concat(any, pool_.Literal(e)), no_earlier);
-      builder_.AddRule(
-          nt, {Symbol::Lexeme(builder_.AddLexeme(absl::StrCat("text then \"", e, "\""), re))});
+    if (!text_ends.empty()) {
+      const ExprId all = AnyOf(text_ends);
+      // No occurrence of an end that finishes before the last byte.
+      const ExprId no_earlier =
+          pool_.Not(pool_.Concat(std::vector<ExprId>{any, all, ExprSet::kAnyByte, any}));
+      for (const std::string& e : text_ends) {
+        const ExprId re = pool_.And(pool_.Concat(any, pool_.Literal(e)), no_earlier);
+        builder_.AddRule(
+            nt, {Symbol::Lexeme(builder_.AddLexeme(absl::StrCat("text then \"", e, "\""), re))});
+      }
+    }
+    if (!token_ends.empty()) {
+      ExprId text = pool_.NonEmpty(any);
+      if (!text_ends.empty()) {
+        text = pool_.And(text,
+                         pool_.Not(pool_.Concat(std::vector<ExprId>{any, AnyOf(text_ends), any})));
+      }
+      const Symbol text_lexeme = Symbol::Lexeme(builder_.AddLexeme("any_text", text));
+      for (const std::string& e : token_ends) {
+        std::vector<Symbol> end = LiteralSymbols(e);
+        builder_.AddRule(nt, end);
+        end.insert(end.begin(), text_lexeme);
+        builder_.AddRule(nt, std::move(end));
+      }
     }
     return nt;
   }

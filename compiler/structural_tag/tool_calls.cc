@@ -25,6 +25,59 @@ std::string Schema(const std::string& schema_json) {
   return absl::StrCat(R"({"type":"json_schema","json_schema":)", schema_json, "}");
 }
 
+// gpt-oss harmony after the prompt's `<|start|>assistant`: messages, each
+// opened by `<|start|>assistant` but the first. A call names its recipient
+// in the channel (`<|channel|>commentary to=functions.NAME <|constrain|>json
+// <|message|>ARGS<|call|>`) or in the role header (` to=functions.NAME
+// <|channel|>commentary <|constrain|>json<|message|>ARGS<|call|>`), and may
+// come after one analysis message (`<|channel|>analysis<|message|>TEXT
+// <|end|>`); calls follow one another unless single_call. Without a required
+// call the output may instead be a final answer (`<|channel|>final
+// <|message|>TEXT`, after an analysis message or not). The special tokens
+// become token terminals when compiled for the gpt-oss tokenizer.
+std::string HarmonyTag(const std::vector<ToolSpec>& tools, const std::vector<std::string>& schemas,
+                       const ToolCallOptions& options) {
+  const std::string analysis = Const("<|channel|>analysis<|message|>");
+  const std::string any_text = R"({"type":"any_text"})";
+  auto header = [&](size_t i, bool in_role) {
+    const std::string to = absl::StrCat("to=functions.", tools[i].name);
+    return in_role ? absl::StrCat(" ", to, "<|channel|>commentary <|constrain|>json<|message|>")
+                   : absl::StrCat("<|channel|>commentary ", to, " <|constrain|>json<|message|>");
+  };
+  // Every call without its <|call|>: a header and the tool's arguments.
+  std::string calls;
+  std::string tags;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    for (bool in_role : {false, true}) {
+      if (!calls.empty()) calls += ",";
+      calls += absl::StrCat(R"({"type":"sequence","elements":[)", Const(header(i, in_role)), ",",
+                            Schema(schemas[i]), "]}");
+      tags += absl::StrCat(R"({"type":"tag","begin":)", Quoted(header(i, in_role)),
+                           R"(,"content":)", Schema(schemas[i]), R"(,"end":"<|call|>"},)");
+    }
+  }
+  // An analysis message, then any call.
+  tags += absl::StrCat(R"({"type":"tag","begin":"<|channel|>analysis<|message|>",)",
+                       R"("content":{"type":"sequence","elements":[)", any_text, ",",
+                       Const("<|end|><|start|>assistant"), R"(,{"type":"or","elements":[)", calls,
+                       R"(]}]},"end":"<|call|>"})");
+  std::string branches = absl::StrCat(
+      R"({"type":"tags_with_separator","separator":"<|start|>assistant","at_least_one":true,)",
+      R"("stop_after_first":)", options.single_call ? "true" : "false", R"(,"tags":[)", tags, "]}");
+  if (!options.require_call) {
+    const std::string final_answer = Const("<|channel|>final<|message|>");
+    branches +=
+        absl::StrCat(R"(,{"type":"sequence","elements":[)", final_answer, ",", any_text, "]}");
+    branches += absl::StrCat(R"(,{"type":"sequence","elements":[)", analysis, ",", any_text, ",",
+                             Const("<|end|><|start|>assistant<|channel|>final<|message|>"), ",",
+                             any_text, "]}");
+  }
+  return absl::StrCat(
+      R"({"type":"structural_tag","special_tokens":["<|channel|>","<|start|>","<|end|>",)",
+      R"("<|constrain|>","<|message|>","<|call|>"],"format":{"type":"or","elements":[)", branches,
+      "]}}");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ToolCallStructuralTag(const std::vector<ToolSpec>& tools,
@@ -97,28 +150,8 @@ absl::StatusOr<std::string> ToolCallStructuralTag(const std::vector<ToolSpec>& t
       return absl::StrCat(R"({"type":"structural_tag","special_tokens":["<|python_tag|>"],)",
                           R"("format":{"type":"or","elements":[)", branches, "]}}");
     }
-    case ToolCallFormat::kHarmony: {
-      // One assistant message after <|start|>assistant: a call on the
-      // commentary channel, or (unless a call is required) a final answer.
-      // The special tokens in these strings become token terminals when
-      // compiled for the gpt-oss tokenizer (structural_tag.h).
-      std::string branches;
-      for (size_t i = 0; i < tools.size(); ++i) {
-        if (i > 0) branches += ",";
-        branches +=
-            absl::StrCat(R"({"type":"sequence","elements":[)",
-                         Const(absl::StrCat("<|channel|>commentary to=functions.", tools[i].name,
-                                            " <|constrain|>json<|message|>")),
-                         ",", Schema(schemas[i]), ",", Const("<|call|>"), "]}");
-      }
-      if (!options.require_call) {
-        branches += absl::StrCat(R"(,{"type":"sequence","elements":[)",
-                                 Const("<|channel|>final<|message|>"), R"(,{"type":"any_text"}]})");
-      }
-      return absl::StrCat(
-          R"({"type":"structural_tag","special_tokens":["<|channel|>","<|constrain|>",)",
-          R"("<|message|>","<|call|>"],"format":{"type":"or","elements":[)", branches, "]}}");
-    }
+    case ToolCallFormat::kHarmony:
+      return HarmonyTag(tools, schemas, options);
   }
   return absl::InvalidArgumentError("tool_calls: unknown format");
 }

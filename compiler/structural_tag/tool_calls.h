@@ -20,11 +20,15 @@ enum class ToolCallFormat {
   // Qwen3 (Hermes style): free text with
   // <tool_call>\n{"name": NAME, "arguments": ARGS}\n</tool_call> calls.
   kQwen3,
-  // gpt-oss harmony, one assistant message: <|channel|>commentary
-  // to=functions.NAME <|constrain|>json<|message|>ARGS<|call|>, or (unless a
-  // call is required) <|channel|>final<|message|>TEXT. The special tokens
-  // are token terminals when compiled for a tokenizer that has them (gpt-oss);
-  // one call per message, as harmony has it (single_call changes nothing).
+  // gpt-oss harmony, after the prompt's <|start|>assistant: tool calls
+  // (<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>
+  // ARGS<|call|>, or with " to=functions.NAME" in the role header before
+  // <|channel|>), each optionally after an analysis message
+  // (<|channel|>analysis<|message|>TEXT<|end|><|start|>assistant), several
+  // separated by <|start|>assistant unless single_call; or, unless a call is
+  // required, a final answer <|channel|>final<|message|>TEXT (optionally after
+  // an analysis message). The special tokens are token terminals when
+  // compiled for a tokenizer that has them (gpt-oss).
   kHarmony,
   // Llama 3.1+ with <|python_tag|>: <|python_tag|>{"name": NAME,
   // "parameters": ARGS}, or (unless a call is required) plain text. One call.

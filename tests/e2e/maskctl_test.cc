@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "clients/cpp/spec.h"
 #include "gmock/gmock.h"
@@ -18,6 +19,7 @@
 #include "harness/data_paths.h"
 #include "re2/re2.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/support/real_tokenizer.h"
 
 extern char** environ;
 
@@ -26,6 +28,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct Outcome {
@@ -272,6 +275,42 @@ TEST_F(MaskctlTest, GenerateSamplesOnlyWhatTheGrammarAllows) {
   EXPECT_EQ(RunMaskctl({"generate", regex, *server_flag_}).exit_code, 2);  // no --random
 }
 
+// --prompt_tail heals the prompt's end at open: the prompt "Visit https:"
+// loses a tail a longer token covers (at least ":"), stderr says how many
+// prompt tokens to drop, and the output is those bytes, then the spec.
+TEST_F(MaskctlTest, GenerateHealsThePromptTail) {
+  const std::string regex = TempPath("heal.regex");
+  WriteFile(regex, "//[a-z]{3}\\.com");
+  const Outcome healed = RunMaskctl(
+      {"generate", regex, "--random", "--seed=5", "--prompt_tail=Visit https:", *server_flag_});
+  ASSERT_EQ(healed.exit_code, 0) << healed.err;
+  EXPECT_THAT(healed.err, HasSubstr("healing: drop "));
+  std::string removed;
+  ASSERT_TRUE(RE2::FullMatch(healed.out, "(.*?)//[a-z]{3}\\.com\n", &removed)) << healed.out;
+  EXPECT_FALSE(removed.empty());
+  EXPECT_TRUE(std::string("Visit https:").ends_with(removed)) << removed;
+  EXPECT_THAT(healed.err, HasSubstr(absl::StrCat("the output starts with ", removed)));
+  // The same tail by id gives the same output.
+  const std::vector<TokenId> ids = testing::LoadRealTokenizer("llama3")->Encode("Visit https:");
+  const Outcome by_id =
+      RunMaskctl({"generate", regex, "--random", "--seed=5",
+                  "--prompt_tail_tokens=" + absl::StrJoin(ids, ","), *server_flag_});
+  EXPECT_EQ(by_id.exit_code, 0) << by_id.err;
+  EXPECT_EQ(by_id.out, healed.out);
+  // Without healing the output is the spec alone.
+  const Outcome plain = RunMaskctl({"generate", regex, "--random", "--seed=5", *server_flag_});
+  EXPECT_TRUE(RE2::FullMatch(plain.out, "//[a-z]{3}\\.com\n")) << plain.out;
+  EXPECT_THAT(plain.err, Not(HasSubstr("healing")));
+  // Bad ids and both flags at once are usage errors.
+  EXPECT_EQ(RunMaskctl({"generate", regex, "--random", "--prompt_tail_tokens=1,x", *server_flag_})
+                .exit_code,
+            2);
+  EXPECT_EQ(RunMaskctl({"generate", regex, "--random", "--prompt_tail=a", "--prompt_tail_tokens=1",
+                        *server_flag_})
+                .exit_code,
+            2);
+}
+
 // --property_order and --unknown_formats reach the server's CompileOptions:
 // each changes what compiles and what a check accepts.
 TEST_F(MaskctlTest, PropertyOrderAndUnknownFormatsFlags) {
@@ -398,6 +437,14 @@ TEST(MaskctlHarmonyTest, HarmonyToolCallsWithGptOss) {
                   R"({"city": "Oslo"}<|call|>)",
                   "--tokenizer=gptoss", flag});
   EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  // An analysis message first, then the recipient in the role header.
+  const Outcome analysis_then_call =
+      RunMaskctl({"check", handle,
+                  "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant"
+                  " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>"
+                  R"({"city": "Oslo"}<|call|>)",
+                  "--tokenizer=gptoss", flag});
+  EXPECT_EQ(analysis_then_call.exit_code, 0) << analysis_then_call.out << analysis_then_call.err;
   const Outcome bad = RunMaskctl(
       {"check", handle,
        "<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>",

@@ -38,6 +38,30 @@ inline std::shared_ptr<const testing::SmallVocabTokenizer> FuzzVocab() {
   return vocab;
 }
 
+// The fuzz vocabulary plus special tokens, for the grammar-text and
+// structural-tag fuzzers: token terminals (`<|call|>`, `<[97]>`, `!<...>`,
+// `<[^...]>`) resolve against it, so the token pass is fuzzed too. `<s>` and
+// `</s>` are special with text a text terminal could spell; `<think>` is an
+// ordinary (non-special) added token, the Qwen3 case the compile must refuse
+// where text may go on. EOS stays the last id.
+inline std::shared_ptr<const testing::SmallVocabTokenizer> FuzzVocabWithSpecials() {
+  static const std::shared_ptr<const testing::SmallVocabTokenizer> vocab = [] {
+    std::vector<std::string> tokens;
+    const auto base = FuzzVocab();
+    for (TokenId t = 0; t + 1 < base->vocab_size(); ++t) {
+      tokens.push_back(std::string(base->token_bytes(t)));
+    }
+    const TokenId first = static_cast<TokenId>(tokens.size());
+    for (const char* t : {"<|call|>", "<|channel|>", "<s>", "</s>", "<think>"}) {
+      tokens.push_back(t);
+    }
+    auto out = std::make_shared<testing::SmallVocabTokenizer>(std::move(tokens), "fuzz-special");
+    for (TokenId t = first; t < first + 4; ++t) out->MarkSpecial(t);
+    return std::shared_ptr<const testing::SmallVocabTokenizer>(std::move(out));
+  }();
+  return vocab;
+}
+
 // Small limits: one input must never take the fuzzer's time or memory.
 inline CompileOptions FuzzCompileOptions() {
   CompileOptions options;

@@ -1,7 +1,9 @@
 // The body the grammar-text fuzz targets share (gbnf_fuzzer.cc: GBNF and
 // EBNF, lark_fuzzer.cc: Lark): the text through its front end, then (when it
 // compiles) a matcher over the fuzz vocabulary for a few steps (the walk is
-// shared with structural_tag_fuzzer.cc too). Invariants:
+// shared with structural_tag_fuzzer.cc too). The tokenizer is the fuzz
+// vocabulary with special tokens (FuzzVocabWithSpecials), so token
+// references resolve and token terminals are walked. Invariants:
 // no crash, every front-end refusal carries its line:column payload, every
 // mask token the matcher allows is accepted.
 #ifndef MASKD_TESTS_FUZZ_GRAMMAR_TEXT_FUZZ_H_
@@ -28,11 +30,12 @@ namespace maskd::fuzz {
 inline int FuzzCompiledWalk(maskd::GrammarIr ir) {
   maskd::AutomataLimits compile;
   compile.memory_limit_bytes = 64 << 20;
-  auto g = maskd::CompiledGrammarImpl::FromIr(std::move(ir), maskd::fuzz::FuzzVocab(), compile,
+  const auto vocab = maskd::fuzz::FuzzVocabWithSpecials();
+  auto g = maskd::CompiledGrammarImpl::FromIr(std::move(ir), vocab, compile,
                                               std::chrono::steady_clock::now());
   if (!g.ok()) return 0;
   auto m = maskd::Matcher::Create(*g);
-  const size_t n = maskd::fuzz::FuzzVocab()->vocab_size();
+  const size_t n = vocab->vocab_size();
   std::vector<uint32_t> mask((n + 31) / 32);
   for (int step = 0; step < 4; ++step) {
     m->FillMask(mask);
@@ -53,6 +56,7 @@ inline int FuzzCompiledWalk(maskd::GrammarIr ir) {
 inline int FuzzGrammarText(std::string_view text, maskd::grammar_text::Dialect dialect) {
   maskd::grammar_text::GrammarTextOptions options;
   options.max_symbols = 20'000;  // keeps each input fast
+  options.tokenizer = maskd::fuzz::FuzzVocabWithSpecials().get();
   absl::StatusOr<maskd::GrammarIr> ir =
       maskd::grammar_text::BuildGrammarTextIr(text, dialect, options);
   if (!ir.ok()) {

@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const bool json = maskd::json_schema::ParseJsonValue(text).ok();
   maskd::StructuralTagOptions options;
+  options.tokenizer = maskd::fuzz::FuzzVocabWithSpecials().get();
   absl::StatusOr<maskd::GrammarIr> ir = maskd::BuildStructuralTagGrammar(text, options);
   if (!ir.ok()) {
     if (json && !maskd::JsonPointerOf(ir.status()).has_value()) __builtin_trap();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -62,11 +63,20 @@ std::shared_ptr<SmallVocabTokenizer> SmallVocab(const std::string& id) {
 // root ::= <s> !</s>* </s> "a"+ : between the tags any token but </s> (and
 // EOS), text tokens included, each read as one token; after </s>, text.
 // Every mask along every token sequence up to length 5 is checked against
-// the language, decided directly on the token sequence.
-TEST(TokenTerminalTest, NegationMatchesEveryTokenButTheNamedOnes) {
+// the language, decided directly on the token sequence. The same language
+// in GBNF (`!<[4]>`) and in Lark (`<[^4]>`, and `<[^4-4,4]>` as a list).
+class TokenNegationTest : public ::testing::TestWithParam<std::pair<EbnfDialect, std::string>> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    Dialects, TokenNegationTest,
+    ::testing::Values(
+        std::make_pair(EbnfDialect::kGbnf, "root ::= <[3]> body <[4]> \"a\"+\nbody ::= !<[4]>*\n"),
+        std::make_pair(EbnfDialect::kLark, "start: <[3]> body <[4]> /a+/\nbody: <[^4]>*\n"),
+        std::make_pair(EbnfDialect::kLark, "start: <[3]> <[^4-4,4]>* <[4]> \"a\"+\n")));
+
+TEST_P(TokenNegationTest, NegationMatchesEveryTokenButTheNamedOnes) {
   auto tok = SmallVocab("token-terminal-negation");
-  auto g =
-      CompileText("root ::= <[3]> body <[4]> \"a\"+\nbody ::= !<[4]>*\n", EbnfDialect::kGbnf, tok);
+  auto g = CompileText(GetParam().second, GetParam().first, tok);
   ASSERT_TRUE(g.ok()) << g.status();
   const TokenId eos = 5;
   // Whether the token sequence `seq` (+ `next`, or EOS) starts a sentence.
@@ -110,6 +120,29 @@ TEST(TokenTerminalTest, NegationMatchesEveryTokenButTheNamedOnes) {
     frontier = std::move(next_frontier);
   }
   EXPECT_GT(checked, 600);
+}
+
+// Lark's wildcard `<[*]>` is every token but EOS; `<[^]>`, an empty
+// negation, is malformed, and GBNF has no `^` (its negation is `!<...>`).
+TEST(TokenTerminalTest, LarkWildcardAndMalformedNegations) {
+  auto tok = SmallVocab("token-terminal-wildcard");
+  auto g = CompileText("start: <[*]> <[3]>\n", EbnfDialect::kLark, tok);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto m = Matcher::Create(*g);
+  EXPECT_EQ(Allowed(*m, *tok), (std::vector<TokenId>{0, 1, 2, 3, 4}));
+  ASSERT_TRUE(m->AcceptToken(4));
+  EXPECT_EQ(Allowed(*m, *tok), (std::vector<TokenId>{3}));
+  for (const auto& [dialect, text] :
+       std::vector<std::pair<EbnfDialect, std::string>>{{EbnfDialect::kLark, "start: <[^]>\n"},
+                                                        {EbnfDialect::kLark, "start: <[^*]>\n"},
+                                                        {EbnfDialect::kLark, "start: <[^3,]>\n"},
+                                                        {EbnfDialect::kGbnf, "root ::= <[^3]>\n"},
+                                                        {EbnfDialect::kGbnf, "root ::= <[*]>\n"}}) {
+    auto bad = CompileText(text, dialect, tok);
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(bad.status().message().find("malformed token"), std::string::npos) << bad.status();
+  }
 }
 
 TEST(TokenTerminalTest, TokenReadBothWaysIsRefused) {
@@ -160,16 +193,44 @@ TEST(TokenTerminalTest, SpecialTokenBytesAreNeverText) {
   EXPECT_EQ(Allowed(*m, *tok), std::vector<TokenId>{3});
 }
 
-TEST(TokenTerminalTest, JumpForwardStopsBeforeATokenTerminal) {
+// Jump-forward takes a special token where the grammar allows nothing else
+// (one token terminal naming one token, no byte, no EOS): the bytes carry
+// its text, the tokens the token itself, each text run tokenized on its own,
+// and every jump-forward token is the mask's, the special one alone in it.
+// A choice, a negation, an id range or a byte beside the terminal stops it.
+TEST(TokenTerminalTest, JumpForwardTakesAForcedSpecialToken) {
   auto tok = SmallVocab("token-terminal-jump");
-  auto g = CompileText("root ::= \"ab\" <[3]> \"ba\"", EbnfDialect::kGbnf, tok);
+  auto g = CompileText("root ::= \"ab\" <[3]> \"ba\" (<[4]> | \"a\")", EbnfDialect::kGbnf, tok);
   ASSERT_TRUE(g.ok()) << g.status();
   auto m = Matcher::Create(*g);
-  EXPECT_EQ(m->ComputeJumpForward().bytes, "ab");
-  ASSERT_TRUE(m->AcceptToken(2));
-  EXPECT_EQ(m->ComputeJumpForward().bytes, "");
-  ASSERT_TRUE(m->AcceptToken(3));
-  EXPECT_EQ(m->ComputeJumpForward().bytes, "ba");
+  const JumpForward jump = m->ComputeJumpForward();
+  EXPECT_EQ(jump.bytes, "ab<s>ba");
+  EXPECT_EQ(jump.tokens, (std::vector<TokenId>{2, 3, 1, 0}));
+  for (TokenId t : jump.tokens) {
+    const std::vector<TokenId> allowed = Allowed(*m, *tok);
+    EXPECT_NE(std::find(allowed.begin(), allowed.end(), t), allowed.end()) << t;
+    if (t == 3) {
+      EXPECT_EQ(allowed, std::vector<TokenId>{3});
+    }
+    ASSERT_TRUE(m->AcceptToken(t));
+  }
+  EXPECT_EQ(m->ComputeJumpForward().bytes, "");  // </s> or "a"
+  EXPECT_EQ(Allowed(*m, *tok), (std::vector<TokenId>{0, 4}));
+  // Rollback is unaffected by computing a jump-forward.
+  ASSERT_TRUE(m->Rollback(4).ok());
+  EXPECT_EQ(m->ComputeJumpForward().tokens, jump.tokens);
+
+  for (const auto& [dialect, text, bytes] :
+       std::vector<std::tuple<EbnfDialect, std::string, std::string>>{
+           {EbnfDialect::kGbnf, "root ::= <[3]> !<[4]>", "<s>"},
+           {EbnfDialect::kLark, "start: \"a\" <[3-4]> \"b\"\n", "a"},
+           {EbnfDialect::kGbnf, "root ::= \"a\" (<[3]> | \"b\")", "a"},
+           {EbnfDialect::kGbnf, "root ::= \"a\" <[3]>?", "a"},
+           {EbnfDialect::kLark, "start: <[3]> <[4]> \"ab\"\n", "<s></s>ab"}}) {
+    auto other = CompileText(text, dialect, tok);
+    ASSERT_TRUE(other.ok()) << text << other.status();
+    EXPECT_EQ(Matcher::Create(*other)->ComputeJumpForward().bytes, bytes) << text;
+  }
 }
 
 // Walks `ids` through the masks: how many were allowed, and EOS after.

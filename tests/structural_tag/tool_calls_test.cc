@@ -183,9 +183,18 @@ TEST(ToolCallsTest, HarmonyCallWithSpecialTokens) {
   auto matcher = Matcher::Create(grammar);
   std::vector<uint32_t> mask((tokenizer->vocab_size() + 31) / 32);
   matcher->FillMask(mask);
-  size_t count = 0;
-  for (TokenId t = 0; t < tokenizer->vocab_size(); ++t) count += Bit(mask, t) ? 1 : 0;
-  EXPECT_EQ(count, 1u);
+  // At the start: <|channel|>, or the text of a recipient in the role header
+  // (" to=functions.NAME"), and nothing else.
+  size_t text_tokens = 0;
+  for (TokenId t = 0; t < tokenizer->vocab_size(); ++t) {
+    if (!Bit(mask, t) || t == kChannel) continue;
+    const std::string text(tokenizer->token_bytes(t));
+    EXPECT_TRUE(std::string(" to=functions.get_weather").starts_with(text) ||
+                std::string(" to=functions.get_time").starts_with(text))
+        << "token " << t << " '" << text << "'";
+    ++text_tokens;
+  }
+  EXPECT_GT(text_tokens, 0u);
   EXPECT_TRUE(Bit(mask, kChannel));
   // The special token's text as ordinary bytes is not the token.
   EXPECT_FALSE(matcher->AcceptBytes("<|channel|>"));
@@ -209,6 +218,95 @@ TEST(ToolCallsTest, HarmonyCallWithSpecialTokens) {
   ASSERT_NE(must_call, nullptr);
   const std::vector<TokenId> final_ids = tokenizer->Encode("<|channel|>final<|message|>Hi.");
   EXPECT_LT(Walk(must_call, *tokenizer, final_ids).first, final_ids.size());
+}
+
+// gpt-oss harmony beyond one message: an analysis message before a call,
+// the recipient in the role header, several calls (unless single_call), an
+// analysis message before a final answer; each as the model's own
+// tokenization, token by token. After the analysis text's <|end|>, only
+// <|start|> may come.
+TEST(ToolCallsTest, HarmonyAnalysisRoleHeaderAndSeveralCalls) {
+  auto tokenizer = testing::LoadRealTokenizer("gptoss");
+  ASSERT_NE(tokenizer, nullptr);
+  auto grammar = Compile(ToolCallFormat::kHarmony, {}, tokenizer);
+  ASSERT_NE(grammar, nullptr);
+  constexpr TokenId kStart = 200006, kEnd = 200007;
+  const std::string analysis =
+      "<|channel|>analysis<|message|>The user wants Paris weather; call get_weather.<|end|>"
+      "<|start|>assistant";
+  const std::string weather_call =
+      "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+      "{\"city\": \"Paris\"}<|call|>";
+  const std::string time_in_role =
+      " to=functions.get_time<|channel|>commentary <|constrain|>json<|message|>"
+      "{\"tz\": \"UTC\"}<|call|>";
+  const std::string final_answer = "<|channel|>final<|message|>It is sunny.";
+  for (const std::string& output :
+       {analysis + weather_call, time_in_role, analysis + time_in_role,
+        weather_call + "<|start|>assistant" + time_in_role,
+        weather_call + "<|start|>assistant" + analysis + weather_call, analysis + final_answer}) {
+    const std::vector<TokenId> ids = tokenizer->Encode(output);
+    auto [allowed, eos] = Walk(grammar, *tokenizer, ids);
+    EXPECT_EQ(allowed, ids.size()) << output;
+    EXPECT_TRUE(eos) << output;
+  }
+  // Inside the analysis text EOS is refused; after its <|end|> only <|start|>.
+  auto matcher = Matcher::Create(grammar);
+  std::vector<uint32_t> mask((tokenizer->vocab_size() + 31) / 32);
+  for (TokenId t : tokenizer->Encode("<|channel|>analysis<|message|>Thinking")) {
+    ASSERT_TRUE(matcher->AcceptToken(t));
+  }
+  matcher->FillMask(mask);
+  EXPECT_FALSE(Bit(mask, tokenizer->eos_ids()[0]));
+  EXPECT_TRUE(Bit(mask, kEnd));
+  ASSERT_TRUE(matcher->AcceptToken(kEnd));
+  matcher->FillMask(mask);
+  for (TokenId t = 0; t < tokenizer->vocab_size(); ++t) {
+    ASSERT_EQ(Bit(mask, t), t == kStart) << t;
+  }
+  // Broken shapes: a second analysis in a row, a role-header call without
+  // <|constrain|>, text after <|call|> other than <|start|>assistant.
+  for (const std::string& bad :
+       {analysis + analysis + weather_call,
+        std::string(" to=functions.get_time<|channel|>commentary json<|message|>{}<|call|>"),
+        weather_call + "More text"}) {
+    const std::vector<TokenId> ids = tokenizer->Encode(bad);
+    EXPECT_LT(Walk(grammar, *tokenizer, ids).first, ids.size()) << bad;
+  }
+  // Jump-forward after the recipient takes the forced special tokens too:
+  // " <|constrain|>json<|message|>" (then whitespace may open the
+  // arguments), every token
+  // of it allowed by the masks in turn, each special one alone in its mask.
+  auto forced = Matcher::Create(grammar);
+  for (TokenId t : tokenizer->Encode("<|channel|>commentary to=functions.get_weather")) {
+    ASSERT_TRUE(forced->AcceptToken(t));
+  }
+  const JumpForward jump = forced->ComputeJumpForward();
+  EXPECT_TRUE(jump.bytes.starts_with(" <|constrain|>json<|message|>")) << jump.bytes;
+  constexpr TokenId kConstrain = 200003, kMessage = 200008;
+  EXPECT_NE(std::find(jump.tokens.begin(), jump.tokens.end(), kConstrain), jump.tokens.end());
+  EXPECT_NE(std::find(jump.tokens.begin(), jump.tokens.end(), kMessage), jump.tokens.end());
+  EXPECT_EQ(tokenizer->Decode(jump.tokens), jump.bytes);
+  for (TokenId t : jump.tokens) {
+    forced->FillMask(mask);
+    ASSERT_TRUE(Bit(mask, t)) << t;
+    if (t == kConstrain || t == kMessage) {
+      size_t count = 0;
+      for (TokenId u = 0; u < tokenizer->vocab_size(); ++u) count += Bit(mask, u) ? 1 : 0;
+      EXPECT_EQ(count, 1u) << t;
+    }
+    ASSERT_TRUE(forced->AcceptToken(t));
+  }
+  // single_call: the output ends at the first <|call|>.
+  ToolCallOptions single;
+  single.single_call = true;
+  auto one = Compile(ToolCallFormat::kHarmony, single, tokenizer);
+  ASSERT_NE(one, nullptr);
+  const std::vector<TokenId> two =
+      tokenizer->Encode(weather_call + "<|start|>assistant" + time_in_role);
+  const size_t first_call = tokenizer->Encode(weather_call).size();
+  EXPECT_EQ(Walk(one, *tokenizer, two).first, first_call);
+  EXPECT_TRUE(Walk(one, *tokenizer, tokenizer->Encode(analysis + weather_call)).second);
 }
 
 TEST(ToolCallsTest, HarmonyNeedsATokenizerWithItsSpecialTokens) {

@@ -34,14 +34,16 @@ const std::vector<Command>& AllCommands() {
         "tokenizer", "tokenizer_dir"},
        RunCheck},
       {"generate",
-       "generate [SPEC_FILE] --random [--seed N] [--max_tokens N]",
+       "generate [SPEC_FILE] --random [--seed N] [--max_tokens N] [--prompt_tail TEXT]",
        "Constrained random generation through the server: compiles the spec, then samples\n"
        "uniformly among the allowed tokens, taking jump-forward tokens when the grammar\n"
        "forces them, until EOS, MUST_STOP or --max_tokens. Prints the output on stdout and a\n"
-       "summary on stderr. The same seed gives the same output.",
+       "summary on stderr. The same seed gives the same output. With --prompt_tail (or\n"
+       "--prompt_tail_tokens) the open heals the prompt's end: stderr says how many prompt\n"
+       "tokens to drop and the bytes the output then starts with.",
        {"server", "deadline", "tls_ca", "tls_cert", "tls_key", "tls_server_name", "token_file",
         "tokenizer", "tokenizer_dir", "kind", "start_rule", "whitespace", "property_order",
-        "unknown_formats", "random", "seed", "max_tokens"},
+        "unknown_formats", "random", "seed", "max_tokens", "prompt_tail", "prompt_tail_tokens"},
        RunGenerate},
       {"health",
        "health [--service NAME]",

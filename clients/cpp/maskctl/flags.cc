@@ -42,6 +42,13 @@ ABSL_FLAG(bool, random, false,
           "model), following jump-forward tokens.");
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed (same seed, same output).");
 ABSL_FLAG(int32_t, max_tokens, 256, "generate: most tokens to produce, forced ones included.");
+ABSL_FLAG(std::string, prompt_tail, "",
+          "generate: token healing: the end of the prompt as text (encoded with the local "
+          "copy of the server's tokenizer); maskd drops the longest tail a longer token "
+          "could cover and the output starts with its bytes. Empty: no healing.");
+ABSL_FLAG(std::string, prompt_tail_tokens, "",
+          "generate: token healing from the prompt's last token ids (comma-separated), "
+          "instead of --prompt_tail.");
 ABSL_FLAG(std::string, service, "", "health: service to check; empty: the whole server.");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA bundle that signed the server's certificate: connect over TLS. Empty: "

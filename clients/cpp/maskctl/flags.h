@@ -27,6 +27,8 @@ ABSL_DECLARE_FLAG(std::string, unknown_formats);
 ABSL_DECLARE_FLAG(bool, random);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, max_tokens);
+ABSL_DECLARE_FLAG(std::string, prompt_tail);
+ABSL_DECLARE_FLAG(std::string, prompt_tail_tokens);
 ABSL_DECLARE_FLAG(std::string, service);
 ABSL_DECLARE_FLAG(std::string, tls_ca);
 ABSL_DECLARE_FLAG(std::string, tls_cert);

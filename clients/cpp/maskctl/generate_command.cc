@@ -2,12 +2,16 @@
 // through the server. Each step takes the jump-forward tokens when the
 // grammar forces bytes, otherwise one token drawn uniformly among those the
 // mask allows (EOS included when the output may end); it stops at EOS, at
-// MUST_STOP, or at --max_tokens.
+// MUST_STOP, or at --max_tokens. With --prompt_tail / --prompt_tail_tokens
+// the open heals the prompt's end (OpenOptions::prompt_tail_tokens).
 #include <iostream>
 #include <random>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "clients/cpp/maskctl/commands.h"
 #include "clients/cpp/maskctl/common.h"
 #include "clients/cpp/maskctl/exit_codes.h"
@@ -20,6 +24,28 @@ namespace {
 
 constexpr char kName[] = "generate";
 constexpr uint64_t kSequence = 1;
+
+// The prompt tail for token healing from --prompt_tail (text, encoded with
+// the local tokenizer) or --prompt_tail_tokens (ids); empty for neither.
+absl::StatusOr<std::vector<TokenId>> PromptTail(const Tokenizer& tokenizer) {
+  const std::string text = absl::GetFlag(FLAGS_prompt_tail);
+  const std::string ids = absl::GetFlag(FLAGS_prompt_tail_tokens);
+  if (!text.empty() && !ids.empty()) {
+    return absl::InvalidArgumentError("give --prompt_tail or --prompt_tail_tokens, not both");
+  }
+  if (!text.empty()) return tokenizer.Encode(text);
+  std::vector<TokenId> out;
+  if (ids.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(ids, ',')) {
+    uint32_t id = 0;
+    if (!absl::SimpleAtoi(part, &id) || id >= tokenizer.vocab_size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--prompt_tail_tokens: '", part, "' is not a token id of tokenizer ", tokenizer.name()));
+    }
+    out.push_back(id);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -43,6 +69,8 @@ int RunGenerate(const Args& args) {
   absl::StatusOr<std::shared_ptr<const Tokenizer>> tokenizer =
       LoadServerTokenizer(*info, absl::GetFlag(FLAGS_tokenizer_dir));
   if (!tokenizer.ok()) return Fail(kName, kExitUsage, tokenizer.status().message());
+  absl::StatusOr<std::vector<TokenId>> tail = PromptTail(**tokenizer);
+  if (!tail.ok()) return Fail(kName, kExitUsage, tail.status().message());
   absl::StatusOr<client::CompileResult> compiled =
       client->Compile(info->tokenizer_id(), *std::move(spec), *std::move(options));
   if (!compiled.ok()) return FailWithStatus(kName, compiled.status(), kExitRejected);
@@ -50,7 +78,9 @@ int RunGenerate(const Args& args) {
   client::SessionOptions session_options;
   session_options.stream_deadline = absl::GetFlag(FLAGS_deadline);
   std::unique_ptr<client::Session> session = client->StartSession(session_options);
-  session->Open(kSequence, compiled->handle);
+  client::OpenOptions open_options;
+  open_options.prompt_tail_tokens = *tail;
+  session->Open(kSequence, compiled->handle, open_options);
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
   const auto& eos = info->eos_token_ids();
 
@@ -63,6 +93,11 @@ int RunGenerate(const Args& args) {
     if (!step.ok()) return FailWithStatus(kName, step.status(), kExitServerError);
     const client::SequenceResult& result = (*step)[0];
     if (!result.ok()) return FailWithStatus(kName, result.status(), kExitServerError);
+    if (result.has_healing()) {
+      std::cerr << "maskctl generate: healing: drop " << result.prompt_tokens_to_drop()
+                << " prompt tokens; the output starts with "
+                << absl::CHexEscape(result.healed_bytes()) << "\n";
+    }
 
     std::vector<TokenId> next(result.jump_forward_tokens().begin(),
                               result.jump_forward_tokens().end());
