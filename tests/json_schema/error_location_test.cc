@@ -145,7 +145,7 @@ std::string PointerInMessage(std::string_view message) {
 // (a patternProperties regex as a key): the payload has the whole pointer.
 TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
   absl::StatusOr<std::vector<maskbench::SchemaCase>> cases =
-      maskbench::LoadMaskBenchSample(testing::MaskBenchPath(), 400);
+      maskbench::LoadMaskBenchSample(testing::MaskBenchPath(), 1000);
   ASSERT_TRUE(cases.ok()) << cases.status() << " (set MASKD_MASKBENCH)";
   int refusals = 0, with_pointer = 0;
   for (const maskbench::SchemaCase& schema_case : *cases) {
@@ -169,7 +169,9 @@ TEST(SchemaErrorLocationTest, MaskBenchRefusalsAgreeWithTheirMessages) {
   }
   std::printf("%d refusals in the sample, %d of them with a JSON pointer\n", refusals,
               with_pointer);
-  // The sample holds refusals of many kinds (about 8% of the schemas refuse).
+  // The sample holds refusals of many kinds (about 4% of the schemas refuse,
+  // fewer as coverage grows: 400 schemas held 14 once overlapping
+  // patternProperties compiled, so the sample is 1,000).
   EXPECT_GT(refusals, 15);
   EXPECT_GT(with_pointer, 10);
 }
