@@ -12,7 +12,14 @@ against python3-jsonschema, an independent implementation:
     go stale silently. "reference": WHY does the same for the reference
     validator (it compares numbers by value, so it cannot see draft 4's
     "1.0 is not an integer").
- 2. ECMA-262 classes (\\s, \\S, \\d, \\w, .) on every code point up to U+3100
+ 2. Dynamic references: every schema of a generated family of $dynamicRef
+    (2020-12) and $recursiveRef (2019-09) shapes, on every array of up to
+    three items over five values: where the engine compiles, the engine and
+    the reference validator must agree with DynamicScopeOracle (written from
+    the specs' dynamic-scope rules; python3-jsonschema >= 4.18, where
+    installed, must agree with the oracle on every schema); where it refuses,
+    the refusal must be UNIMPLEMENTED; both must occur.
+ 3. ECMA-262 classes (\\s, \\S, \\d, \\w, .) on every code point up to U+3100
     and the other Unicode spaces: the reference and the engine must follow
     ECMA-262 exactly (the sets are written here from the spec, independently
     of the C++ tables), and must agree with Python except on the documented
@@ -20,11 +27,13 @@ against python3-jsonschema, an independent implementation:
 
     python_crosscheck.py --cli PATH --cases dialect_cases.jsonl"""
 import argparse
+import itertools
 import json
 import re
 import subprocess
 import sys
 import unicodedata
+import urllib.parse
 
 import jsonschema
 
@@ -163,17 +172,191 @@ def check_unicode_classes(cli):
     return len(pairs), differences, failures
 
 
+D2019 = "https://json-schema.org/draft/2019-09/schema"
+TYPES = [{"type": "integer"}, {"type": "string"}, {"type": "boolean"}, {}, {"type": "null"}]
+
+
+def dynamic_ref_family():
+    """Schemas where a list's items go through a dynamic reference whose target
+    is decided by the root, an extending resource, the list itself, or (no
+    bookend) plainly: every combination of who declares the anchor, how the
+    list is reached and what the fragment is."""
+    schemas = []
+    for root_type, ext_type, own_type in itertools.product([None, 0, 1], [None, 2, 3], [1, 4]):
+        for fragment, own_kind, reach in itertools.product(
+                ["#item", "#/$defs/item"], ["$dynamicAnchor", "$anchor"],
+                ["list", "ext", "both"]):
+            if reach != "list" and ext_type is None:
+                continue
+            defs = {"list": {"$id": "list", "type": "array", "items": {"$dynamicRef": fragment},
+                             "$defs": {"item": {own_kind: "item", **TYPES[own_type]}}}}
+            if root_type is not None:
+                defs["mine"] = {"$dynamicAnchor": "item", **TYPES[root_type]}
+            if ext_type is not None:
+                defs["ext"] = {"$id": "ext", "$ref": "list",
+                               "$defs": {"i": {"$dynamicAnchor": "item", **TYPES[ext_type]}}}
+            root = {"$schema": D2020, "$id": f"https://example.com/d{len(schemas)}", "$defs": defs}
+            if reach == "both":
+                root["anyOf"] = [{"$ref": "list"}, {"$ref": "ext"}]
+            else:
+                root["$ref"] = reach
+            schemas.append(root)
+    for outer, inner, reach in itertools.product([False, True], [False, True], ["inner", "self"]):
+        root = {"$schema": D2019, "$id": f"https://example.com/r{len(schemas)}",
+                "type": "array", "items": {"type": "integer"} if reach == "self" else {"$ref": "inner"},
+                "$defs": {"inner": {"$id": "inner", "type": "array",
+                                    "items": {"anyOf": [{"type": "string"}, {"$recursiveRef": "#"}]}}}}
+        if outer:
+            root["$recursiveAnchor"] = True
+        if inner:
+            root["$defs"]["inner"]["$recursiveAnchor"] = True
+        if reach == "self":  # A tuple whose first item is the root again.
+            root["items"] = [{"$recursiveRef": "#"}]
+            root["additionalItems"] = {"type": "integer"}
+        schemas.append(root)
+    return schemas
+
+
+class DynamicScopeOracle:
+    """An independent validator for dynamic_ref_family()'s keywords, written from
+    the specs' dynamic scope rules (2020-12 core 8.2.3.2, 2019-09 core 8.2.4.2):
+    $id, $defs, $ref, $anchor, $dynamicAnchor, $dynamicRef, $recursiveAnchor,
+    $recursiveRef, type, items (and the pre-2020-12 tuple with additionalItems),
+    anyOf. Debian's python3-jsonschema 4.10 cannot be the oracle here: it does
+    not resolve $dynamicRef into embedded resources and has no 2019-09
+    validator. Where a newer jsonschema is installed, it must agree with this."""
+
+    TYPES = {"integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+             "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+             "null": lambda v: v is None, "array": lambda v: isinstance(v, list)}
+
+    def __init__(self, root):
+        self.resources, self.anchors, self.dynamic, self.base = {}, {}, {}, {}
+        self.root = root
+        self._index(root, "https://example.com/")
+
+    def _index(self, s, base):
+        if not isinstance(s, dict):
+            return
+        if "$id" in s:
+            base = urllib.parse.urljoin(base, s["$id"])
+            self.resources[base] = s
+        self.base[id(s)] = base
+        for key in ("$anchor", "$dynamicAnchor"):
+            if key in s:
+                self.anchors[f"{base}#{s[key]}"] = s
+        if "$dynamicAnchor" in s:
+            self.dynamic[f"{base}#{s['$dynamicAnchor']}"] = s
+        children = list(s.get("$defs", {}).values()) + s.get("anyOf", [])
+        items = s.get("items")
+        children += items if isinstance(items, list) else [items] if items is not None else []
+        if "additionalItems" in s:
+            children.append(s["additionalItems"])
+        for child in children:
+            self._index(child, base)
+
+    def _resolve(self, ref, base):
+        uri, fragment = urllib.parse.urldefrag(urllib.parse.urljoin(base, ref))
+        if fragment.startswith("/") or not fragment:
+            target = self.resources[uri]
+            for token in filter(None, fragment.split("/")):
+                target = target[int(token) if isinstance(target, list) else token]
+            return target
+        return self.anchors[f"{uri}#{fragment}"]
+
+    def valid(self, instance, s=None, scope=()):
+        s = self.root if s is None else s
+        base = self.base[id(s)]
+        if not scope or scope[-1] != base:
+            scope = scope + (base,)  # Evaluating inside a resource puts it in the scope.
+        if "type" in s and not self.TYPES[s["type"]](instance):
+            return False
+        if "$ref" in s and not self.valid(instance, self._resolve(s["$ref"], base), scope):
+            return False
+        if "$dynamicRef" in s:
+            target = self._resolve(s["$dynamicRef"], base)
+            fragment = urllib.parse.urldefrag(s["$dynamicRef"])[1]
+            if fragment and not fragment.startswith("/") and \
+                    target.get("$dynamicAnchor") == fragment:
+                # The outermost resource in the dynamic scope declaring it.
+                target = next(self.dynamic[f"{r}#{fragment}"] for r in scope
+                              if f"{r}#{fragment}" in self.dynamic)
+            if not self.valid(instance, target, scope):
+                return False
+        if "$recursiveRef" in s:
+            target = self.resources[base]
+            if target.get("$recursiveAnchor") is True:
+                for r in reversed(scope):  # Outwards while resources have it.
+                    if self.resources[r].get("$recursiveAnchor") is not True:
+                        break
+                    target = self.resources[r]
+            if not self.valid(instance, target, scope):
+                return False
+        if "anyOf" in s and not any(self.valid(instance, b, scope) for b in s["anyOf"]):
+            return False
+        if isinstance(instance, list) and "items" in s:
+            items = s["items"]
+            if isinstance(items, list):
+                rest = s.get("additionalItems")
+                schemas = items + [rest] * max(0, len(instance) - len(items))
+                if rest is None:
+                    schemas = items[:len(instance)]
+                    instance = instance[:len(items)]
+            else:
+                schemas = [items] * len(instance)
+            if not all(self.valid(i, t, scope) for i, t in zip(instance, schemas)):
+                return False
+        return True
+
+
+def check_dynamic_refs(cli):
+    values = [1, "a", True, None, []]
+    instances = [list(t) for n in range(4) for t in itertools.product(values, repeat=n)]
+    instances += [[[1]], [["a", [2]]], [[[]]], {"a": 1}]
+    schemas = dynamic_ref_family()
+    pairs = [(dumps(s), dumps(i)) for s in schemas for i in instances]
+    verdicts = run_cli(cli, pairs)
+    failures, compiled, refused = [], set(), set()
+    oracles = [DynamicScopeOracle(schema) for schema in schemas]
+    if jsonschema_version() >= (4, 18):  # A second, independent opinion on the oracle.
+        for schema, oracle in zip(schemas, oracles):
+            for instance in instances:
+                if python_verdict(schema, instance) != oracle.valid(instance):
+                    failures.append(f"python3-jsonschema and the oracle differ: {dumps(schema)} "
+                                    f"on {dumps(instance)}")
+    for k, (ref, engine) in enumerate(verdicts):
+        schema, instance = schemas[k // len(instances)], instances[k % len(instances)]
+        label = f"{dumps(schema)} on {dumps(instance)}"
+        if engine.startswith("E:"):
+            refused.add(k // len(instances))
+            if engine != "E:UNIMPLEMENTED":
+                failures.append(f"engine refused with {engine}: {label}")
+            continue
+        compiled.add(k // len(instances))
+        want = "1" if oracles[k // len(instances)].valid(instance) else "0"
+        if engine != want or ref != want:
+            failures.append(f"the dynamic-scope oracle says {want}, engine {engine}, "
+                            f"reference {ref}: {label}")
+    if not compiled or not refused:
+        failures.append(f"dynamic refs: {len(compiled)} compiled, {len(refused)} refused "
+                        "(both must occur)")
+    return len(schemas), len(compiled), len(pairs), failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
     parser.add_argument("--cases", required=True)
     args = parser.parse_args()
     n_cases, failures = check_dialect_cases(args.cli, args.cases)
+    n_dynamic, n_compiled, n_dynamic_pairs, more = check_dynamic_refs(args.cli)
+    failures += more
     n_points, differences, more = check_unicode_classes(args.cli)
     failures += more
     for f in failures[:60]:
         print("FAIL", f)
-    print(f"{n_cases} dialect cases, {n_points} class checks ({differences} documented "
+    print(f"{n_cases} dialect cases, {n_dynamic} dynamic-reference schemas ({n_compiled} "
+          f"compiled, {n_dynamic_pairs} instances checked), {n_points} class checks ({differences} documented "
           f"differences from Python's re), {len(failures)} failures")
     return 1 if failures else 0
 

@@ -230,19 +230,36 @@ TEST(JsonSchemaExactnessTest, Draft4DollarIdNamesNothing) {
                 {R"({"p":{"q":"s"}})"}}});
 }
 
-// unevaluatedItems is resolved where the schema object alone decides which
-// items are evaluated (dialect_cases.jsonl checks those against
-// python3-jsonschema); beside in-place applicators it is refused by name.
-TEST(JsonSchemaExactnessTest, UnevaluatedItemsBesideApplicatorsIsRefusedByName) {
-  auto g = Compile(R"({"properties": {"l": {"allOf": [{"prefixItems": [{"type": "string"}]}],
+// unevaluatedItems / unevaluatedProperties are resolved where the schema's
+// always-applied parts (its own keywords, allOf, $ref) decide what is
+// evaluated (dialect_cases.jsonl checks those against python3-jsonschema);
+// beside anyOf, oneOf, if or dependentSchemas parts that evaluate something
+// they are refused by name.
+TEST(JsonSchemaExactnessTest, UnevaluatedBesideConditionalApplicatorsIsRefusedByName) {
+  auto g = Compile(R"({"properties": {"l": {"anyOf": [{"prefixItems": [{"type": "string"}]}, true],
                        "unevaluatedItems": false}}})");
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(g.status().message(), HasSubstr("unevaluatedItems"));
-  EXPECT_THAT(g.status().message(), HasSubstr("/properties/l/unevaluatedItems"));
+  EXPECT_THAT(g.status().message(), HasSubstr("\"unevaluatedItems\" beside \"anyOf\""));
+  EXPECT_THAT(g.status().message(), HasSubstr("at /properties/l/unevaluatedItems"));
+  auto p = Compile(R"({"if": {"properties": {"a": true}}, "unevaluatedProperties": false})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(p.status().message(), HasSubstr("\"unevaluatedProperties\" beside \"if\""));
   ExpectCases({{R"({"prefixItems": [{"type": "string"}], "unevaluatedItems": {"type": "integer"}})",
                 {R"(["a", 1, 2])", "[]"},
-                {R"(["a", "b"])", "[1]"}}});
+                {R"(["a", "b"])", "[1]"}},
+               {R"({"properties": {"l": {"allOf": [{"prefixItems": [{"type": "string"}]}],
+                    "unevaluatedItems": false}}})",
+                {R"({"l": ["a"]})", R"({"l": []})"},
+                {R"({"l": ["a", 1]})", R"({"l": [1]})"}},
+               // `not` evaluates nothing; the anyOf branch evaluates nothing either.
+               {R"({"properties": {"a": true},
+                    "not": {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+                    "anyOf": [{"required": ["a"]}, {"minProperties": 2}],
+                    "unevaluatedProperties": {"type": "integer"}})",
+                {R"({"a": "s"})", R"({"a": "s", "c": 1})", R"({"a": 0, "b": 1})"},
+                {R"({"a": "s", "c": "t"})", R"({"a": 0, "b": []})", R"({"b": "s", "c": 1})"}}});
 }
 
 }  // namespace

@@ -1,0 +1,199 @@
+#include "compiler/json_schema/unevaluated.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/errors/spec_location.h"
+#include "compiler/json_schema/uri.h"
+
+namespace maskd::json_schema {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+std::string Child(const std::string& pointer, std::string_view token) {
+  return absl::StrCat(pointer, "/", EscapePointerToken(token));
+}
+
+// In-place applicators that apply to some instances only: what they evaluate
+// depends on whether they validate.
+constexpr const char* kConditional[] = {"anyOf", "oneOf", "if", "then", "else"};
+constexpr const char* kConditionalMaps[] = {"dependentSchemas", "dependencies"};
+
+class Walker {
+ public:
+  Walker(Unevaluated kind, const EvaluationContext& context, const std::string& keyword_pointer)
+      : kind_(kind), context_(context), at_(keyword_pointer) {}
+
+  // Adds what `s`, applied to every instance, evaluates; `own` leaves out
+  // the unevaluated keyword being resolved.
+  absl::Status Always(const SchemaAt& s, bool own) {
+    if (s.value.type() != element_type::OBJECT) return absl::OkStatus();  // true / false.
+    if (!always_seen_.insert(s.pointer).second) return absl::OkStatus();
+    simdjson::dom::object obj(s.value);
+    element v;
+    auto has = [&](const char* k) {
+      return context_.known(k) && obj[k].get(v) == simdjson::SUCCESS;
+    };
+    if (kind_ == Unevaluated::kProperties) {
+      if (has("properties") && v.type() == element_type::OBJECT) {
+        for (auto field : simdjson::dom::object(v)) Add(&out_.names, std::string(field.key));
+      }
+      if (has("patternProperties") && v.type() == element_type::OBJECT) {
+        for (auto field : simdjson::dom::object(v)) Add(&out_.patterns, std::string(field.key));
+      }
+      if (has("additionalProperties") || (!own && has("unevaluatedProperties"))) out_.all = true;
+    } else {
+      if (has("prefixItems") && v.type() == element_type::ARRAY) {
+        out_.prefix = std::max<uint64_t>(out_.prefix, simdjson::dom::array(v).size());
+      }
+      if (has("items")) {
+        if (v.type() == element_type::ARRAY) {  // Before 2020-12: a tuple.
+          out_.prefix = std::max<uint64_t>(out_.prefix, simdjson::dom::array(v).size());
+          if (has("additionalItems")) out_.all = true;
+        } else {
+          out_.all = true;
+        }
+      }
+      if (!own && has("unevaluatedItems")) out_.all = true;
+      if (has("contains")) {
+        return Refuse("contains", Child(s.pointer, "contains"), "the items it matches");
+      }
+    }
+    for (const char* dynamic : {"$dynamicRef", "$recursiveRef"}) {
+      if (has(dynamic)) return Refuse(dynamic, Child(s.pointer, dynamic), "its target");
+    }
+    if (has("allOf") && v.type() == element_type::ARRAY) {
+      size_t i = 0;
+      for (element branch : simdjson::dom::array(v)) {
+        if (absl::Status st =
+                Always({branch, absl::StrCat(Child(s.pointer, "allOf"), "/", i++)}, false);
+            !st.ok()) {
+          return st;
+        }
+      }
+    }
+    if (has("$ref") && v.type() == element_type::STRING) {
+      absl::StatusOr<SchemaAt> target = context_.resolve_ref(std::string_view(v), s.pointer);
+      if (!target.ok()) return target.status();
+      if (absl::Status st = Always(*target, false); !st.ok()) return st;
+    }
+    for (const char* applicator : kConditional) {
+      if (!has(applicator)) continue;
+      std::vector<SchemaAt> parts;
+      const std::string where = Child(s.pointer, applicator);
+      if (v.type() == element_type::ARRAY) {
+        size_t i = 0;
+        for (element branch : simdjson::dom::array(v)) {
+          parts.push_back({branch, absl::StrCat(where, "/", i++)});
+        }
+      } else {
+        parts.push_back({v, where});
+      }
+      for (const SchemaAt& part : parts) {
+        absl::StatusOr<bool> evaluates = Evaluates(part);
+        if (!evaluates.ok()) return evaluates.status();
+        if (*evaluates) return Refuse(applicator, part.pointer, "whether it validates");
+      }
+    }
+    for (const char* applicator : kConditionalMaps) {
+      if (!has(applicator) || v.type() != element_type::OBJECT) continue;
+      for (auto field : simdjson::dom::object(v)) {
+        const std::string where = Child(Child(s.pointer, applicator), field.key);
+        absl::StatusOr<bool> evaluates = Evaluates({field.value, where});
+        if (!evaluates.ok()) return evaluates.status();
+        if (*evaluates) return Refuse(applicator, where, "whether the key is present");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  EvaluatedSet Result() && { return std::move(out_); }
+
+ private:
+  // Whether `s` (applied to some instances) can evaluate members / items of
+  // this instance: it or an in-place subschema (`not` aside) has a keyword
+  // that evaluates them.
+  absl::StatusOr<bool> Evaluates(const SchemaAt& s) {
+    if (s.value.type() != element_type::OBJECT) return false;
+    if (!evaluates_seen_.insert(s.pointer).second) return false;  // Decided where first met.
+    simdjson::dom::object obj(s.value);
+    element v;
+    auto has = [&](const char* k) {
+      return context_.known(k) && obj[k].get(v) == simdjson::SUCCESS;
+    };
+    const bool properties = kind_ == Unevaluated::kProperties;
+    for (const char* k :
+         properties ? std::vector<const char*>{"properties", "patternProperties",
+                                               "additionalProperties", "unevaluatedProperties"}
+                    : std::vector<const char*>{"prefixItems", "items", "additionalItems",
+                                               "contains", "unevaluatedItems"}) {
+      if (has(k)) return true;
+    }
+    if (has("$dynamicRef") || has("$recursiveRef")) return true;  // Not followed here.
+    std::vector<SchemaAt> parts;
+    for (const char* applicator : {"allOf", "anyOf", "oneOf", "if", "then", "else"}) {
+      if (!has(applicator)) continue;
+      const std::string where = Child(s.pointer, applicator);
+      if (v.type() == element_type::ARRAY) {
+        size_t i = 0;
+        for (element branch : simdjson::dom::array(v)) {
+          parts.push_back({branch, absl::StrCat(where, "/", i++)});
+        }
+      } else {
+        parts.push_back({v, where});
+      }
+    }
+    for (const char* applicator : kConditionalMaps) {
+      if (!has(applicator) || v.type() != element_type::OBJECT) continue;
+      for (auto field : simdjson::dom::object(v)) {
+        parts.push_back({field.value, Child(Child(s.pointer, applicator), field.key)});
+      }
+    }
+    if (has("$ref") && v.type() == element_type::STRING) {
+      absl::StatusOr<SchemaAt> target = context_.resolve_ref(std::string_view(v), s.pointer);
+      if (!target.ok()) return target.status();
+      parts.push_back(*target);
+    }
+    for (const SchemaAt& part : parts) {
+      absl::StatusOr<bool> evaluates = Evaluates(part);
+      if (!evaluates.ok() || *evaluates) return evaluates;
+    }
+    return false;
+  }
+
+  absl::Status Refuse(const std::string& applicator, const std::string& where,
+                      const std::string& depends_on) {
+    const char* keyword =
+        kind_ == Unevaluated::kProperties ? "unevaluatedProperties" : "unevaluatedItems";
+    const char* what = kind_ == Unevaluated::kProperties ? "properties" : "items";
+    return WithJsonPointer(absl::UnimplementedError(absl::StrCat(
+                               "\"", keyword, "\" beside \"", applicator, "\" (the ", what,
+                               " evaluated by ", where, " depend on ", depends_on, ") at ", at_)),
+                           at_);
+  }
+
+  static void Add(std::vector<std::string>* to, std::string s) {
+    if (std::find(to->begin(), to->end(), s) == to->end()) to->push_back(std::move(s));
+  }
+
+  const Unevaluated kind_;
+  const EvaluationContext& context_;
+  const std::string at_;
+  EvaluatedSet out_;
+  absl::flat_hash_set<std::string> always_seen_, evaluates_seen_;
+};
+
+}  // namespace
+
+absl::StatusOr<EvaluatedSet> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
+                                         const EvaluationContext& context,
+                                         const std::string& keyword_pointer) {
+  Walker walker(kind, context, keyword_pointer);
+  if (absl::Status s = walker.Always(schema, /*own=*/true); !s.ok()) return s;
+  return std::move(walker).Result();
+}
+
+}  // namespace maskd::json_schema
