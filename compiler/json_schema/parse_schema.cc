@@ -508,6 +508,24 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
   absl::StatusOr<NodeId> rest = NodeFor(value, at);
   if (!rest.ok()) return rest.status();
   if (*rest == kTrueNode) return absl::OkStatus();
+  // Evaluated by the node's own keywords alone: `rest` is exactly its
+  // additionalProperties (its items after prefixItems), which it lacks.
+  if (kind == Unevaluated::kProperties) {
+    auto own = [&](const std::string& key, const auto& list) {
+      return std::any_of(list.begin(), list.end(), [&](const auto& p) { return p.first == key; });
+    };
+    if (std::all_of(evaluated->names.begin(), evaluated->names.end(),
+                    [&](const std::string& n) { return own(n, node->properties); }) &&
+        std::all_of(evaluated->patterns.begin(), evaluated->patterns.end(),
+                    [&](const std::string& p) { return own(p, node->pattern_properties); })) {
+      node->additional_properties = *rest;
+      bounds_.has_additional_properties = true;
+      return absl::OkStatus();
+    }
+  } else if (evaluated->prefix == node->prefix_items.size() && node->items == kTrueNode) {
+    node->items = *rest;
+    return absl::OkStatus();
+  }
   // The members (items) left over match `rest`: an allOf part that declares
   // the evaluated names and patterns (prefix) as `true` and closes the rest.
   const NodeId part = NewNode(at);
