@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -227,10 +228,16 @@ class Parser {
   absl::StatusOr<Schema> Run(std::string_view text);
 
  private:
+  // For each anchor name whose $dynamicRef target depends on the path
+  // (tracked_), the outermost resource of the dynamic scope declaring it.
+  // Nodes are made per (pointer, scope): the same subschema reached along
+  // paths that entered different resources first is a different node.
+  using DynamicScope = std::map<std::string, std::string>;
   struct Pending {
     NodeId id;
     element value;
     std::string pointer;
+    DynamicScope scope;
   };
 
   absl::Status Index(element e, const std::string& pointer, const std::string& base);
@@ -297,6 +304,9 @@ class Parser {
   // the 2019-09 resources whose root has "$recursiveAnchor": true.
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> dynamic_anchor_resources_;
   absl::flat_hash_set<std::string> recursive_anchor_resources_;
+  // Names several resources declare as $dynamicAnchor and the root does not.
+  absl::flat_hash_set<std::string> tracked_;
+  DynamicScope scope_;  // Of the node being filled.
   // Static resolutions that relied on one resource declaring an anchor: the
   // name ("" for $recursiveAnchor) and where, re-checked once every place a
   // $ref reached has been indexed.
@@ -411,26 +421,40 @@ std::string Parser::BaseFor(const std::string& pointer) {
 
 absl::StatusOr<NodeId> Parser::NodeFor(element value, const std::string& pointer) {
   if (value.type() == element_type::BOOL) return bool(value) ? kTrueNode : kFalseNode;
-  auto it = node_by_pointer_.find(pointer);
-  if (it != node_by_pointer_.end()) return it->second;
   if (value.type() != element_type::OBJECT) {
     return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
                                "a schema must be an object or a boolean at ", At(pointer))),
                            At(pointer));
   }
+  if (!base_by_pointer_.contains(pointer)) {
+    // Reached through a $ref into a place the index did not visit.
+    if (absl::Status s = Index(value, pointer, BaseFor(pointer)); !s.ok()) return s;
+  }
+  // Evaluating the schema enters its resource: the outermost declaration of
+  // a tracked name is the first resource on the path that declares it.
+  DynamicScope scope = scope_;
+  std::string key = pointer;
+  if (!tracked_.empty()) {
+    std::string resource, unused;
+    SplitFragment(BaseFor(pointer), &resource, &unused);
+    for (const std::string& name : tracked_) {
+      if (!scope.contains(name) && dynamic_anchor_resources_[name].contains(resource)) {
+        scope[name] = resource;
+      }
+    }
+    for (const auto& [name, declaring] : scope) absl::StrAppend(&key, "\n", name, "=", declaring);
+  }
+  auto it = node_by_pointer_.find(key);
+  if (it != node_by_pointer_.end()) return it->second;
   if (static_cast<int>(schema_.nodes.size()) >= options_.max_nodes) {
     return WithJsonPointer(
         absl::ResourceExhaustedError(
             absl::StrCat("schema has more than ", options_.max_nodes, " nodes at ", At(pointer))),
         At(pointer));
   }
-  if (!base_by_pointer_.contains(pointer)) {
-    // Reached through a $ref into a place the index did not visit.
-    if (absl::Status s = Index(value, pointer, BaseFor(pointer)); !s.ok()) return s;
-  }
   NodeId id = NewNode(pointer);
-  node_by_pointer_[pointer] = id;
-  pending_.push_back({id, value, pointer});
+  node_by_pointer_[key] = id;
+  pending_.push_back({id, value, pointer, std::move(scope)});
   return id;
 }
 
@@ -552,7 +576,10 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
 // outermost resource of every dynamic scope: if it declares the anchor, that
 // is the target on every path. If one resource alone declares it, it is the
 // target on every path too (it is the bookend itself). Otherwise the target
-// depends on the path that reached the $dynamicRef: refused by name.
+// depends on the path that reached the $dynamicRef: the name is tracked, so
+// nodes are made per dynamic scope (NodeFor) and this one's scope names the
+// target. (Refused by name only where a $ref into a place the first index
+// pass missed declares the anchor too late to be tracked.)
 absl::StatusOr<NodeId> Parser::NodeForDynamicRef(std::string_view ref, const std::string& base,
                                                  const std::string& at) {
   std::string uri, fragment;
@@ -571,6 +598,13 @@ absl::StatusOr<NodeId> Parser::NodeForDynamicRef(std::string_view ref, const std
   if (declaring->second.size() == 1) {
     single_resource_decisions_.emplace_back(fragment, Child(at, "$dynamicRef"));
     return NodeForRef(ref, base, at, "$dynamicRef");
+  }
+  if (tracked_.contains(fragment)) {
+    // This node is made per dynamic scope: its scope names the target (the
+    // bookend when no resource on the path declares the name).
+    auto outermost = scope_.find(fragment);
+    if (outermost == scope_.end()) return NodeForRef(ref, base, at, "$dynamicRef");
+    return NodeForRef(absl::StrCat("#", fragment), outermost->second, at, "$dynamicRef");
   }
   const std::string here = Child(at, "$dynamicRef");
   return WithJsonPointer(
@@ -1092,12 +1126,18 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   }
   resource_pointer_[std::string(kDefaultBaseUri)] = "";
   if (absl::Status s = Index(root_, "", std::string(kDefaultBaseUri)); !s.ok()) return s;
+  std::string root_resource, unused;
+  SplitFragment(BaseFor(""), &root_resource, &unused);
+  for (const auto& [name, declaring] : dynamic_anchor_resources_) {
+    if (declaring.size() > 1 && !declaring.contains(root_resource)) tracked_.insert(name);
+  }
   absl::StatusOr<NodeId> root = NodeFor(root_, "");
   if (!root.ok()) return root.status();
   schema_.root = *root;
   while (!pending_.empty()) {
     Pending p = std::move(pending_.front());
     pending_.pop_front();
+    scope_ = p.scope;
     if (absl::Status s = Fill(p); !s.ok()) return s;
   }
   if (absl::Status s = RecheckDynamicDecisions(); !s.ok()) return s;
