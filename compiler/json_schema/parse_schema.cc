@@ -100,6 +100,10 @@ const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
   return *table;
 }
 
+// Combinations of what conditional applicators beside an unevaluated keyword
+// evaluate, past which it is refused (each is an anyOf branch).
+constexpr size_t kMaxUnevaluatedCombinations = 64;
+
 // The draft that introduced a keyword: in a schema that declares an older
 // draft it is an unknown keyword (validators of that draft ignore it, and
 // MaskBench's verdicts follow the declared draft).
@@ -526,46 +530,102 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
     if (!target.ok()) return target.status();
     return SchemaAt{target->first, target->second};
   };
-  absl::StatusOr<EvaluatedSet> evaluated = EvaluatedBy({schema, ptr}, kind, context, at);
-  if (!evaluated.ok()) return evaluated.status();
-  if (evaluated->all) return absl::OkStatus();  // Nothing is left unevaluated.
+  absl::StatusOr<Evaluation> evaluation = EvaluatedBy({schema, ptr}, kind, context, at);
+  if (!evaluation.ok()) return evaluation.status();
+  const EvaluatedSet& always = evaluation->always;
+  if (always.all) return absl::OkStatus();  // Nothing is left unevaluated.
   absl::StatusOr<NodeId> rest = NodeFor(value, at);
   if (!rest.ok()) return rest.status();
   if (*rest == kTrueNode) return absl::OkStatus();
+  // A node where the members (items) outside `evaluated` match `rest`.
+  auto closing = [&](const EvaluatedSet& evaluated) -> NodeId {
+    if (evaluated.all) return kTrueNode;
+    const NodeId part = NewNode(at);
+    SchemaNode& close = schema_.nodes[part];
+    if (kind == Unevaluated::kProperties) {
+      for (const std::string& name : evaluated.names)
+        close.properties.emplace_back(name, kTrueNode);
+      for (const std::string& pattern : evaluated.patterns) {
+        close.pattern_properties.emplace_back(pattern, kTrueNode);
+      }
+      close.additional_properties = *rest;
+    } else {
+      close.prefix_items.assign(evaluated.prefix, kTrueNode);
+      close.items = *rest;
+    }
+    return part;
+  };
+  if (!evaluation->choices.empty()) {
+    // anyOf over every combination of options: its guards and the closing
+    // of everything it evaluates (unevaluated.h says why that is exact).
+    size_t combinations = 1;
+    for (const auto& options : evaluation->choices) {
+      combinations *= options.size();
+      if (combinations > kMaxUnevaluatedCombinations) {
+        return WithJsonPointer(
+            absl::UnimplementedError(absl::StrCat(
+                "\"", keyword, "\" beside conditional applicators with more than ",
+                kMaxUnevaluatedCombinations, " combinations of what they evaluate at ", at)),
+            at);
+      }
+    }
+    std::vector<NodeId> terms;
+    for (size_t c = 0; c < combinations; ++c) {
+      EvaluatedSet evaluated = always;
+      std::vector<NodeId> parts;
+      size_t index = c;
+      for (const auto& options : evaluation->choices) {
+        const EvaluationOption& option = options[index % options.size()];
+        index /= options.size();
+        EvaluatedUnion(option.evaluated, &evaluated);
+        for (const Guard& guard : option.guards) {
+          if (guard.kind == Guard::kKeyPresent) {
+            const NodeId present = NewNode(at);
+            schema_.nodes[present].required = {guard.key};
+            parts.push_back(present);
+            continue;
+          }
+          absl::StatusOr<NodeId> g = NodeFor(guard.schema.value, guard.schema.pointer);
+          if (!g.ok()) return g.status();
+          if (guard.kind == Guard::kInvalid) {
+            const NodeId negated = NewNode(at);
+            schema_.nodes[negated].not_schema = *g;
+            g = negated;
+          }
+          parts.push_back(*g);
+        }
+      }
+      parts.push_back(closing(evaluated));
+      const NodeId term = NewNode(at);
+      schema_.nodes[term].all_of = std::move(parts);
+      terms.push_back(term);
+    }
+    const NodeId any = NewNode(at);
+    schema_.nodes[any].any_of = std::move(terms);
+    node->all_of.push_back(any);
+    return absl::OkStatus();
+  }
   // Evaluated by the node's own keywords alone: `rest` is exactly its
   // additionalProperties (its items after prefixItems), which it lacks.
   if (kind == Unevaluated::kProperties) {
     auto own = [&](const std::string& key, const auto& list) {
       return std::any_of(list.begin(), list.end(), [&](const auto& p) { return p.first == key; });
     };
-    if (std::all_of(evaluated->names.begin(), evaluated->names.end(),
+    if (std::all_of(always.names.begin(), always.names.end(),
                     [&](const std::string& n) { return own(n, node->properties); }) &&
-        std::all_of(evaluated->patterns.begin(), evaluated->patterns.end(),
+        std::all_of(always.patterns.begin(), always.patterns.end(),
                     [&](const std::string& p) { return own(p, node->pattern_properties); })) {
       node->additional_properties = *rest;
       bounds_.has_additional_properties = true;
       return absl::OkStatus();
     }
-  } else if (evaluated->prefix == node->prefix_items.size() && node->items == kTrueNode) {
+  } else if (always.prefix == node->prefix_items.size() && node->items == kTrueNode) {
     node->items = *rest;
     return absl::OkStatus();
   }
-  // The members (items) left over match `rest`: an allOf part that declares
-  // the evaluated names and patterns (prefix) as `true` and closes the rest.
-  const NodeId part = NewNode(at);
-  SchemaNode& closing = schema_.nodes[part];
-  if (kind == Unevaluated::kProperties) {
-    for (const std::string& name : evaluated->names)
-      closing.properties.emplace_back(name, kTrueNode);
-    for (const std::string& pattern : evaluated->patterns) {
-      closing.pattern_properties.emplace_back(pattern, kTrueNode);
-    }
-    closing.additional_properties = *rest;
-  } else {
-    closing.prefix_items.assign(evaluated->prefix, kTrueNode);
-    closing.items = *rest;
-  }
-  node->all_of.push_back(part);
+  // An allOf part that declares the evaluated names and patterns (prefix) as
+  // `true` and closes the rest.
+  node->all_of.push_back(closing(always));
   return absl::OkStatus();
 }
 

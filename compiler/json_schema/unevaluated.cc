@@ -19,13 +19,36 @@ std::string Child(const std::string& pointer, std::string_view token) {
 
 // In-place applicators that apply to some instances only: what they evaluate
 // depends on whether they validate.
-constexpr const char* kConditional[] = {"anyOf", "oneOf", "if", "then", "else"};
 constexpr const char* kConditionalMaps[] = {"dependentSchemas", "dependencies"};
+// Options of one keyword past this many combinations are refused.
+constexpr size_t kMaxAnyOfBranches = 4;
+
+}  // namespace
+
+void EvaluatedUnion(const EvaluatedSet& from, EvaluatedSet* into) {
+  into->all = into->all || from.all;
+  for (const std::string& n : from.names) {
+    if (std::find(into->names.begin(), into->names.end(), n) == into->names.end()) {
+      into->names.push_back(n);
+    }
+  }
+  for (const std::string& p : from.patterns) {
+    if (std::find(into->patterns.begin(), into->patterns.end(), p) == into->patterns.end()) {
+      into->patterns.push_back(p);
+    }
+  }
+  into->prefix = std::max(into->prefix, from.prefix);
+}
+
+namespace {
 
 class Walker {
  public:
-  Walker(Unevaluated kind, const EvaluationContext& context, const std::string& keyword_pointer)
-      : kind_(kind), context_(context), at_(keyword_pointer) {}
+  // `strict`: conditional applicators that evaluate something are refused
+  // (a branch's own evaluation), else they become choices.
+  Walker(Unevaluated kind, const EvaluationContext& context, const std::string& keyword_pointer,
+         bool strict)
+      : kind_(kind), context_(context), at_(keyword_pointer), strict_(strict) {}
 
   // Adds what `s`, applied to every instance, evaluates; `own` leaves out
   // the unevaluated keyword being resolved.
@@ -80,39 +103,99 @@ class Walker {
       if (!target.ok()) return target.status();
       if (absl::Status st = Always(*target, false); !st.ok()) return st;
     }
-    for (const char* applicator : kConditional) {
-      if (!has(applicator)) continue;
-      std::vector<SchemaAt> parts;
-      const std::string where = Child(s.pointer, applicator);
-      if (v.type() == element_type::ARRAY) {
-        size_t i = 0;
-        for (element branch : simdjson::dom::array(v)) {
-          parts.push_back({branch, absl::StrCat(where, "/", i++)});
-        }
-      } else {
-        parts.push_back({v, where});
+    for (const char* applicator : {"anyOf", "oneOf"}) {
+      if (!has(applicator) || v.type() != element_type::ARRAY) continue;
+      std::vector<SchemaAt> branches;
+      size_t i = 0;
+      for (element branch : simdjson::dom::array(v)) {
+        branches.push_back({branch, absl::StrCat(Child(s.pointer, applicator), "/", i++)});
       }
-      for (const SchemaAt& part : parts) {
-        absl::StatusOr<bool> evaluates = Evaluates(part);
-        if (!evaluates.ok()) return evaluates.status();
-        if (*evaluates) return Refuse(applicator, part.pointer, "whether it validates");
+      std::vector<EvaluatedSet> sets;
+      bool any = false;
+      for (const SchemaAt& branch : branches) {
+        absl::StatusOr<EvaluatedSet> set = BranchSet(branch, applicator);
+        if (!set.ok()) return set.status();
+        any = any || !Empty(*set);
+        sets.push_back(*std::move(set));
+      }
+      if (!any) continue;
+      std::vector<EvaluationOption> options;
+      if (applicator[0] == 'o') {  // oneOf (kept as is): exactly one branch holds.
+        for (size_t b = 0; b < branches.size(); ++b) {
+          options.push_back({{{Guard::kValid, branches[b], ""}}, sets[b]});
+        }
+      } else {  // anyOf: the branches that hold, a non-empty subset.
+        if (branches.size() > kMaxAnyOfBranches) {
+          return Refuse(applicator, Child(s.pointer, applicator),
+                        absl::StrCat("which of its ", branches.size(),
+                                     " branches validate (at most 4 are resolved)"));
+        }
+        for (uint32_t subset = 1; subset < (1u << branches.size()); ++subset) {
+          EvaluationOption option;
+          for (size_t b = 0; b < branches.size(); ++b) {
+            if (!((subset >> b) & 1)) continue;
+            option.guards.push_back({Guard::kValid, branches[b], ""});
+            EvaluatedUnion(sets[b], &option.evaluated);
+          }
+          options.push_back(std::move(option));
+        }
+      }
+      choices_.push_back(std::move(options));
+    }
+    if (has("if")) {
+      const SchemaAt condition{v, Child(s.pointer, "if")};
+      absl::StatusOr<EvaluatedSet> when = BranchSet(condition, "if");
+      if (!when.ok()) return when.status();
+      EvaluatedSet then_set, else_set;
+      for (const char* branch : {"then", "else"}) {
+        if (!has(branch)) continue;
+        absl::StatusOr<EvaluatedSet> set = BranchSet({v, Child(s.pointer, branch)}, branch);
+        if (!set.ok()) return set.status();
+        (branch[0] == 't' ? then_set : else_set) = *std::move(set);
+      }
+      EvaluatedUnion(then_set, &*when);
+      if (!Empty(*when) || !Empty(else_set)) {
+        choices_.push_back({{{{Guard::kValid, condition, ""}}, *std::move(when)},
+                            {{{Guard::kInvalid, condition, ""}}, std::move(else_set)}});
       }
     }
     for (const char* applicator : kConditionalMaps) {
       if (!has(applicator) || v.type() != element_type::OBJECT) continue;
       for (auto field : simdjson::dom::object(v)) {
+        if (field.value.type() == element_type::ARRAY) continue;  // Key lists evaluate nothing.
         const std::string where = Child(Child(s.pointer, applicator), field.key);
-        absl::StatusOr<bool> evaluates = Evaluates({field.value, where});
-        if (!evaluates.ok()) return evaluates.status();
-        if (*evaluates) return Refuse(applicator, where, "whether the key is present");
+        absl::StatusOr<EvaluatedSet> set = BranchSet({field.value, where}, applicator);
+        if (!set.ok()) return set.status();
+        if (Empty(*set)) continue;
+        // Present: the dependent schema's set; absent (or present: the
+        // smaller set is the stronger closing, so it may stand for both).
+        choices_.push_back({{{{Guard::kKeyPresent, {}, std::string(field.key)}}, *std::move(set)},
+                            {{}, EvaluatedSet()}});
       }
     }
     return absl::OkStatus();
   }
 
-  EvaluatedSet Result() && { return std::move(out_); }
+  Evaluation Result() && { return {std::move(out_), std::move(choices_)}; }
 
  private:
+  static bool Empty(const EvaluatedSet& e) {
+    return !e.all && e.names.empty() && e.patterns.empty() && e.prefix == 0;
+  }
+
+  // What a conditional branch evaluates; it must not hold choices itself.
+  absl::StatusOr<EvaluatedSet> BranchSet(const SchemaAt& branch, const char* applicator) {
+    if (strict_) {
+      absl::StatusOr<bool> evaluates = Evaluates(branch);
+      if (!evaluates.ok()) return evaluates.status();
+      if (*evaluates) return Refuse(applicator, branch.pointer, "whether it validates");
+      return EvaluatedSet();
+    }
+    Walker inner(kind_, context_, at_, /*strict=*/true);
+    if (absl::Status st = inner.Always(branch, false); !st.ok()) return st;
+    return std::move(inner.out_);
+  }
+
   // Whether `s` (applied to some instances) can evaluate members / items of
   // this instance: it or an in-place subschema (`not` aside) has a keyword
   // that evaluates them.
@@ -182,16 +265,18 @@ class Walker {
   const Unevaluated kind_;
   const EvaluationContext& context_;
   const std::string at_;
+  const bool strict_;
   EvaluatedSet out_;
+  std::vector<std::vector<EvaluationOption>> choices_;
   absl::flat_hash_set<std::string> always_seen_, evaluates_seen_;
 };
 
 }  // namespace
 
-absl::StatusOr<EvaluatedSet> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
-                                         const EvaluationContext& context,
-                                         const std::string& keyword_pointer) {
-  Walker walker(kind, context, keyword_pointer);
+absl::StatusOr<Evaluation> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
+                                       const EvaluationContext& context,
+                                       const std::string& keyword_pointer) {
+  Walker walker(kind, context, keyword_pointer, /*strict=*/false);
   if (absl::Status s = walker.Always(schema, /*own=*/true); !s.ok()) return s;
   return std::move(walker).Result();
 }

@@ -10,9 +10,18 @@
 // keys are none of these names and match none of these patterns match U", an
 // additionalProperties-like constraint. anyOf, oneOf, if/then/else,
 // dependentSchemas and the dynamic references evaluate only where they
-// validate: when such a subschema can evaluate anything at this location the
-// set depends on the instance, and the caller refuses by name. `not` never
-// evaluates (its annotations are dropped).
+// validate. Each such applicator is a choice between options, each a guard
+// (what must hold for the option: some branches valid, `if` valid or not,
+// a key present) and what the option evaluates; the caller makes the
+// keyword an anyOf over every combination of options of "the guards hold and
+// the members outside the union match U". That is exact because the
+// closing is monotone (evaluating more only weakens it): the combination of
+// the options that do hold is among them, and any combination whose guards
+// hold evaluates no more than the instance's real evaluation does. A
+// branch's own evaluation must be static (a conditional inside a conditional
+// that evaluates something is refused by name), as are `contains` and
+// dynamic references beside the keyword. `not` never evaluates (its
+// annotations are dropped).
 #ifndef MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 #define MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 
@@ -43,6 +52,23 @@ struct SchemaAt {
   std::string pointer;
 };
 
+// What must hold for an option of a conditional applicator.
+struct Guard {
+  enum Kind { kValid, kInvalid, kKeyPresent } kind = kValid;
+  SchemaAt schema;  // kValid / kInvalid.
+  std::string key;  // kKeyPresent.
+};
+struct EvaluationOption {
+  std::vector<Guard> guards;
+  EvaluatedSet evaluated;
+};
+// The always-applied evaluation and one list of options per conditional
+// applicator that evaluates something.
+struct Evaluation {
+  EvaluatedSet always;
+  std::vector<std::vector<EvaluationOption>> choices;
+};
+
 struct EvaluationContext {
   Draft draft = Draft::kDraft2020_12;
   // Whether the schema's draft reads a keyword (others are not applied).
@@ -52,12 +78,15 @@ struct EvaluationContext {
       resolve_ref;
 };
 
-// The evaluated set of `schema` (its own `keyword` left out) for the
+// The evaluation of `schema` (its own `keyword` left out) for the
 // unevaluated keyword at `keyword_pointer`; UNIMPLEMENTED naming the
-// applicator when it depends on the instance.
-absl::StatusOr<EvaluatedSet> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
-                                         const EvaluationContext& context,
-                                         const std::string& keyword_pointer);
+// applicator where it cannot be written as choices.
+// `into` evaluates what `from` does too.
+void EvaluatedUnion(const EvaluatedSet& from, EvaluatedSet* into);
+
+absl::StatusOr<Evaluation> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
+                                       const EvaluationContext& context,
+                                       const std::string& keyword_pointer);
 
 }  // namespace maskd::json_schema
 

@@ -460,13 +460,13 @@ TEST(ParseSchemaTest, StrictAndPermissiveKeywordHandling) {
         ParseOptions::Strict());
   // What cannot be done exactly fails in both modes, by name.
   for (const ParseOptions& o : {ParseOptions(), ParseOptions::Strict()}) {
-    absl::Status s = Error(R"({"properties": {"a": {"anyOf": [{"properties": {"x": true}}, true],
-        "unevaluatedProperties": false}}})",
+    absl::Status s = Error(R"({"properties": {"a": {"anyOf": [{"anyOf": [
+        {"properties": {"x": true}}, true]}, true], "unevaluatedProperties": false}}})",
                            o);
     EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
     EXPECT_EQ(s.message(),
               "\"unevaluatedProperties\" beside \"anyOf\" (the properties evaluated by "
-              "/properties/a/anyOf/0 depend on whether it validates) at "
+              "/properties/a/anyOf/0/anyOf/0 depend on whether it validates) at "
               "/properties/a/unevaluatedProperties");
   }
   // Unreachable definitions are not inspected.
