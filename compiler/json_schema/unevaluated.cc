@@ -53,6 +53,8 @@ class Walker {
   // Adds what `s`, applied to every instance, evaluates; `own` leaves out
   // the unevaluated keyword being resolved.
   absl::Status Always(const SchemaAt& s, bool own) {
+    Depth depth(this);
+    if (depth_ > kMaxDepth) return TooDeep(s.pointer);
     if (s.value.type() != element_type::OBJECT) return absl::OkStatus();  // true / false.
     if (!always_seen_.insert(s.pointer).second) return absl::OkStatus();
     simdjson::dom::object obj(s.value);
@@ -200,6 +202,8 @@ class Walker {
   // this instance: it or an in-place subschema (`not` aside) has a keyword
   // that evaluates them.
   absl::StatusOr<bool> Evaluates(const SchemaAt& s) {
+    Depth depth(this);
+    if (depth_ > kMaxDepth) return TooDeep(s.pointer);
     if (s.value.type() != element_type::OBJECT) return false;
     if (!evaluates_seen_.insert(s.pointer).second) return false;  // Decided where first met.
     simdjson::dom::object obj(s.value);
@@ -258,6 +262,21 @@ class Walker {
                            at_);
   }
 
+  // In-place subschemas (allOf, $ref chains) nest at most this deep here:
+  // the walk recurses, and a long $ref chain must not exhaust the stack.
+  static constexpr int kMaxDepth = 256;
+  struct Depth {
+    explicit Depth(Walker* w) : walker(w) { ++walker->depth_; }
+    ~Depth() { --walker->depth_; }
+    Walker* walker;
+  };
+  absl::Status TooDeep(const std::string& where) const {
+    return WithJsonPointer(absl::UnimplementedError(absl::StrCat(
+                               "in-place subschemas nest deeper than ", kMaxDepth,
+                               " below an unevaluated keyword (at ", where, ") at ", at_)),
+                           at_);
+  }
+
   static void Add(std::vector<std::string>* to, std::string s) {
     if (std::find(to->begin(), to->end(), s) == to->end()) to->push_back(std::move(s));
   }
@@ -266,6 +285,7 @@ class Walker {
   const EvaluationContext& context_;
   const std::string at_;
   const bool strict_;
+  int depth_ = 0;
   EvaluatedSet out_;
   std::vector<std::vector<EvaluationOption>> choices_;
   absl::flat_hash_set<std::string> always_seen_, evaluates_seen_;

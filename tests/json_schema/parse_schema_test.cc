@@ -209,6 +209,25 @@ TEST(ParseSchemaTest, DynamicRefsThatDependOnThePath) {
   EXPECT_EQ(d2020.ignored_keywords.size(), 1u);
 }
 
+// What an unevaluated keyword's in-place subschemas evaluate is collected by
+// a recursive walk: a long $ref chain is refused by name, not a stack overflow.
+TEST(ParseSchemaTest, UnevaluatedOverALongRefChainIsRefusedByName) {
+  auto chain = [](int n) {
+    std::string defs;
+    for (int i = 0; i < n; ++i) {
+      absl::StrAppend(&defs, "\"d", i, "\": {\"$ref\": \"#/$defs/d", i + 1, "\"}, ");
+    }
+    return absl::StrCat(R"({"$schema": "https://json-schema.org/draft/2020-12/schema", )",
+                        R"("$ref": "#/$defs/d0", "unevaluatedProperties": false, "$defs": {)", defs,
+                        "\"d", n, R"(": {"properties": {"x": true}}}})");
+  };
+  Parse(chain(200));
+  absl::Status deep = Error(chain(5000));
+  EXPECT_EQ(deep.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(deep.message(), HasSubstr("nest deeper than 256"));
+  EXPECT_THAT(deep.message(), HasSubstr("at /unevaluatedProperties"));
+}
+
 TEST(ParseSchemaTest, RefSiblingsDependOnDraft) {
   const std::string body = R"("definitions": {"a": {"type": "string"}},
       "properties": {"p": {"$ref": "#/definitions/a", "minLength": 3}}})";
