@@ -18,8 +18,14 @@ errors (an invalid instance accepted), validation errors (a valid instance
 rejected).
 
   run_suite.py --cli build/release/bench/json_schema_suite/suite_verdicts \\
-      [--drafts draft4,draft6,draft7] [--orders schema,any] [--failures] \\
-      [--min_pass draft7:schema=130,...]
+      [--suite-dir DIR] [--drafts draft4,draft6,draft7] [--orders schema,any] \\
+      [--failures] [--min_pass draft7:schema=130,...]
+
+--suite-dir is a checkout (or copy) of the suite: DIR/tests/DRAFT/*.json, as
+Debian lays it out and as the upstream repository does, so a copy holding
+tests/draft2019-09 or tests/draft2020-12 runs with --drafts draft2020-12.
+remotes/ is not served: a group that $refs http://localhost:1234/... is
+refused (UNIMPLEMENTED, remote $ref).
 
 --min_pass makes it a check (exit 1): any invalidation or engine error, or
 fewer passing groups than a floor. The floors are a regression guard set at
@@ -37,6 +43,8 @@ DIALECTS = {
     "draft4": "http://json-schema.org/draft-04/schema#",
     "draft6": "http://json-schema.org/draft-06/schema#",
     "draft7": "http://json-schema.org/draft-07/schema#",
+    "draft2019-09": "https://json-schema.org/draft/2019-09/schema",
+    "draft2020-12": "https://json-schema.org/draft/2020-12/schema",
 }
 # json.dumps with its default separators and compact ones, UTF-8 as written.
 SPELLINGS = [
@@ -45,6 +53,10 @@ SPELLINGS = [
 ]
 # --ascii adds json.dumps(data) as is: non-ASCII as \u escapes.
 ASCII_SPELLING = dict()
+
+
+def described(test, index):
+    return test.get("description", f"test #{index}")
 
 
 def load_groups(suite, draft):
@@ -84,12 +96,12 @@ def run_draft(cli, suite, draft, order, spellings):
         if verdict.startswith("E:"):
             kind, text = "refused", verdict
         elif verdict == "X":
-            kind, text = "engine", test["description"]
+            kind, text = "engine", described(test, ti)
         elif (verdict == "1") == test["valid"]:
             continue
         else:
             kind = "invalidation" if not test["valid"] else "validation"
-            text = test["description"]
+            text = described(test, ti)
             tests_failed[kind] += 1
         if rank[kind] > rank[outcome[gi]]:
             outcome[gi] = kind
@@ -101,7 +113,9 @@ def run_draft(cli, suite, draft, order, spellings):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cli", required=True, help="path of suite_verdicts")
-    ap.add_argument("--suite", default="/usr/share/json-schema-test-suite")
+    ap.add_argument("--suite", "--suite-dir", dest="suite",
+                    default="/usr/share/json-schema-test-suite",
+                    help="the suite's root: DIR/tests/DRAFT/*.json (default: Debian's)")
     ap.add_argument("--drafts", default="draft4,draft6,draft7")
     ap.add_argument("--orders", default="schema,any")
     ap.add_argument("--ascii", action="store_true",
@@ -137,7 +151,7 @@ def main():
             for (path, index, group), o, d in zip(groups, outcome, detail):
                 if o is not None:
                     failures.append(f"  {draft} {order} {o:12} {path}#{index} "
-                                    f"{group['description']!r}: " + " | ".join(d[:3]))
+                                    f"{group.get('description', '')!r}: " + " | ".join(d[:3]))
             if count["invalidation"] or count["engine"]:
                 ok = ok and not floors  # Only a check fails the run.
             key = f"{draft}:{order}"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
 #include "compiler/json_schema/normalize.h"
+#include "compiler/json_schema/unevaluated.h"
 #include "compiler/json_schema/uri.h"
 #include "simdjson.h"
 
@@ -69,8 +71,12 @@ const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
       {"$ref", KeywordClass::kHandled},
       {"$id", KeywordClass::kHandled},
       {"$anchor", KeywordClass::kHandled},
-      {"$dynamicAnchor", KeywordClass::kHandled},  // A plain anchor without $dynamicRef.
+      {"$dynamicAnchor", KeywordClass::kHandled},
       {"$recursiveAnchor", KeywordClass::kHandled},
+      // Resolved statically where the dynamic scope cannot change the target
+      // (Parser::NodeForDynamicRef), refused by name where it can.
+      {"$dynamicRef", KeywordClass::kHandled},
+      {"$recursiveRef", KeywordClass::kHandled},
       // Annotations and containers: no effect on validation.
       {"$schema", KeywordClass::kAnnotation},
       {"$vocabulary", KeywordClass::kAnnotation},
@@ -88,13 +94,15 @@ const absl::flat_hash_map<std::string_view, KeywordClass>& KeywordTable() {
       {"contentEncoding", KeywordClass::kAnnotation},
       {"contentSchema", KeywordClass::kAnnotation},
       // Validation keywords we cannot honour: ignoring them would widen.
-      {"unevaluatedProperties", KeywordClass::kUnsupported},
+      {"unevaluatedProperties", KeywordClass::kHandled},
       {"unevaluatedItems", KeywordClass::kHandled},
-      {"$dynamicRef", KeywordClass::kUnsupported},
-      {"$recursiveRef", KeywordClass::kUnsupported},
   };
   return *table;
 }
+
+// Combinations of what conditional applicators beside an unevaluated keyword
+// evaluate, past which it is refused (each is an anyOf branch).
+constexpr size_t kMaxUnevaluatedCombinations = 64;
 
 // The draft that introduced a keyword: in a schema that declares an older
 // draft it is an unknown keyword (validators of that draft ignore it, and
@@ -224,10 +232,16 @@ class Parser {
   absl::StatusOr<Schema> Run(std::string_view text);
 
  private:
+  // For each anchor name whose $dynamicRef target depends on the path
+  // (tracked_), the outermost resource of the dynamic scope declaring it.
+  // Nodes are made per (pointer, scope): the same subschema reached along
+  // paths that entered different resources first is a different node.
+  using DynamicScope = std::map<std::string, std::string>;
   struct Pending {
     NodeId id;
     element value;
     std::string pointer;
+    DynamicScope scope;
   };
 
   absl::Status Index(element e, const std::string& pointer, const std::string& base);
@@ -237,35 +251,26 @@ class Parser {
   // filling) on first use.
   absl::StatusOr<NodeId> NodeFor(element value, const std::string& pointer);
   absl::StatusOr<NodeId> NodeForRef(std::string_view ref, const std::string& base,
-                                    const std::string& at);
+                                    const std::string& at, std::string_view keyword = "$ref");
+  absl::StatusOr<std::pair<element, std::string>> ResolveRef(std::string_view ref,
+                                                             const std::string& base,
+                                                             const std::string& at,
+                                                             std::string_view keyword);
+  absl::StatusOr<NodeId> NodeForDynamicRef(std::string_view ref, const std::string& base,
+                                           const std::string& at);
+  absl::StatusOr<NodeId> NodeForRecursiveRef(std::string_view ref, const std::string& base,
+                                             const std::string& at);
+  absl::Status RecheckDynamicDecisions() const;
   std::string BaseFor(const std::string& pointer);
   absl::Status Fill(const Pending& p);
   absl::Status Keyword(std::string_view key, element v, const std::string& ptr, SchemaNode* node);
 
-  // unevaluatedItems where the schema object alone decides which items are
-  // evaluated: none of its in-place applicators can evaluate items.
-  absl::Status UnevaluatedItems(simdjson::dom::object obj, const std::string& ptr,
-                                SchemaNode* node) {
-    for (const char* applicator : {"allOf", "anyOf", "oneOf", "if", "then", "else", "$ref",
-                                   "$dynamicRef", "$recursiveRef", "contains"}) {
-      if (obj[applicator].error() == simdjson::SUCCESS) {
-        const std::string at = Child(ptr, "unevaluatedItems");
-        return WithJsonPointer(
-            absl::UnimplementedError(absl::StrCat(
-                "\"unevaluatedItems\" beside \"", applicator,
-                "\" (items evaluated by in-place applicators are not resolved) at ", at)),
-            at);
-      }
-    }
-    // `items` (or a tuple with additionalItems) evaluates every item.
-    if (bounds_.items_schema || (bounds_.items_is_list && bounds_.additional_items)) {
-      return absl::OkStatus();
-    }
-    absl::StatusOr<NodeId> id = NodeFor(*bounds_.unevaluated_items, Child(ptr, "unevaluatedItems"));
-    if (!id.ok()) return id.status();
-    node->items = *id;  // The items after prefixItems.
-    return absl::OkStatus();
-  }
+  // unevaluatedProperties / unevaluatedItems as an allOf part over the
+  // members (items) that the schema's always-applied parts leave
+  // unevaluated (unevaluated.h); refused by name where that set depends on
+  // the instance.
+  absl::Status AddUnevaluated(Unevaluated kind, element value, simdjson::dom::element schema,
+                              const std::string& ptr, SchemaNode* node);
 
   absl::Status Malformed(const std::string& ptr, std::string_view key, std::string_view what) {
     const std::string at = Child(ptr, key);
@@ -299,13 +304,24 @@ class Parser {
   absl::flat_hash_map<std::string, std::string> resource_pointer_;  // URI -> pointer.
   absl::flat_hash_map<std::string, std::string> anchor_pointer_;    // URI#name -> pointer.
   absl::flat_hash_map<std::string, std::string> base_by_pointer_;
+  // 2020-12 $dynamicAnchor names -> the resources (URIs) declaring them, and
+  // the 2019-09 resources whose root has "$recursiveAnchor": true.
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> dynamic_anchor_resources_;
+  absl::flat_hash_set<std::string> recursive_anchor_resources_;
+  // Names several resources declare as $dynamicAnchor and the root does not.
+  absl::flat_hash_set<std::string> tracked_;
+  DynamicScope scope_;  // Of the node being filled.
+  // Static resolutions that relied on one resource declaring an anchor: the
+  // name ("" for $recursiveAnchor) and where, re-checked once every place a
+  // $ref reached has been indexed.
+  std::vector<std::pair<std::string, std::string>> single_resource_decisions_;
   // Per-node state of the keyword loop (numeric forms that pair up).
   struct Bounds {
     std::optional<Decimal> minimum, maximum, exclusive_minimum, exclusive_maximum;
     bool minimum_is_exclusive = false, maximum_is_exclusive = false;
     bool items_is_list = false;
-    bool items_schema = false;  // `items` as one schema: every item is evaluated.
     std::optional<element> unevaluated_items;
+    std::optional<element> unevaluated_properties;
     std::optional<element> additional_items;
     std::optional<std::vector<JsonValue>> enum_values;
     std::optional<JsonValue> const_value;
@@ -332,6 +348,7 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
   const bool id_counts =
       has_id && !(schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS);
   std::string base_no_fragment, unused;
+  bool starts_resource = pointer.empty();
   if (id_counts) {
     std::string resolved = ResolveUri(base, id);
     std::string fragment;
@@ -342,6 +359,7 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
     } else {
       new_base = base_no_fragment;
       resource_pointer_.try_emplace(base_no_fragment, pointer);
+      starts_resource = true;
       if (!fragment.empty() && fragment[0] != '/') {
         anchor_pointer_.try_emplace(resolved, pointer);
       }
@@ -352,7 +370,17 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
     std::string_view anchor;
     if (obj[key].get(anchor) == simdjson::SUCCESS) {
       anchor_pointer_.try_emplace(absl::StrCat(base_no_fragment, "#", AsString(anchor)), pointer);
+      if (key[1] == 'd' && schema_.draft == Draft::kDraft2020_12) {
+        dynamic_anchor_resources_[AsString(anchor)].insert(base_no_fragment);
+      }
     }
+  }
+  // 2019-09 reads "$recursiveAnchor" only at a resource's root (recorded in
+  // every draft: without a declared $schema, 2020-12 still reads $recursiveRef).
+  bool recursive_anchor = false;
+  if (starts_resource && obj["$recursiveAnchor"].get(recursive_anchor) == simdjson::SUCCESS &&
+      recursive_anchor) {
+    recursive_anchor_resources_.insert(base_no_fragment);
   }
   base_by_pointer_[pointer] = new_base;
   IndexChildren(e, pointer, new_base, &status);
@@ -397,47 +425,70 @@ std::string Parser::BaseFor(const std::string& pointer) {
 
 absl::StatusOr<NodeId> Parser::NodeFor(element value, const std::string& pointer) {
   if (value.type() == element_type::BOOL) return bool(value) ? kTrueNode : kFalseNode;
-  auto it = node_by_pointer_.find(pointer);
-  if (it != node_by_pointer_.end()) return it->second;
   if (value.type() != element_type::OBJECT) {
     return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
                                "a schema must be an object or a boolean at ", At(pointer))),
                            At(pointer));
   }
+  if (!base_by_pointer_.contains(pointer)) {
+    // Reached through a $ref into a place the index did not visit.
+    if (absl::Status s = Index(value, pointer, BaseFor(pointer)); !s.ok()) return s;
+  }
+  // Evaluating the schema enters its resource: the outermost declaration of
+  // a tracked name is the first resource on the path that declares it.
+  DynamicScope scope = scope_;
+  std::string key = pointer;
+  if (!tracked_.empty()) {
+    std::string resource, unused;
+    SplitFragment(BaseFor(pointer), &resource, &unused);
+    for (const std::string& name : tracked_) {
+      if (!scope.contains(name) && dynamic_anchor_resources_[name].contains(resource)) {
+        scope[name] = resource;
+      }
+    }
+    for (const auto& [name, declaring] : scope) absl::StrAppend(&key, "\n", name, "=", declaring);
+  }
+  auto it = node_by_pointer_.find(key);
+  if (it != node_by_pointer_.end()) return it->second;
   if (static_cast<int>(schema_.nodes.size()) >= options_.max_nodes) {
     return WithJsonPointer(
         absl::ResourceExhaustedError(
             absl::StrCat("schema has more than ", options_.max_nodes, " nodes at ", At(pointer))),
         At(pointer));
   }
-  if (!base_by_pointer_.contains(pointer)) {
-    // Reached through a $ref into a place the index did not visit.
-    if (absl::Status s = Index(value, pointer, BaseFor(pointer)); !s.ok()) return s;
-  }
   NodeId id = NewNode(pointer);
-  node_by_pointer_[pointer] = id;
-  pending_.push_back({id, value, pointer});
+  node_by_pointer_[key] = id;
+  pending_.push_back({id, value, pointer, std::move(scope)});
   return id;
 }
 
 absl::StatusOr<NodeId> Parser::NodeForRef(std::string_view ref, const std::string& base,
-                                          const std::string& at) {
+                                          const std::string& at, std::string_view keyword) {
+  absl::StatusOr<std::pair<element, std::string>> target = ResolveRef(ref, base, at, keyword);
+  if (!target.ok()) return target.status();
+  return NodeFor(target->first, target->second);
+}
+
+absl::StatusOr<std::pair<element, std::string>> Parser::ResolveRef(std::string_view ref,
+                                                                   const std::string& base,
+                                                                   const std::string& at,
+                                                                   std::string_view keyword) {
   std::string resolved = ResolveUri(base, ref);
   std::string uri, fragment;
   SplitFragment(resolved, &uri, &fragment);
   fragment = PercentDecode(fragment);
   auto unresolvable = [&](std::string_view why) {
-    return WithJsonPointer(
-        absl::InvalidArgumentError(absl::StrCat("unresolvable $ref \"", AsString(ref), "\" (",
-                                                AsString(why), ") at ", Child(at, "$ref"))),
-        Child(at, "$ref"));
+    return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
+                               "unresolvable ", AsString(keyword), " \"", AsString(ref), "\" (",
+                               AsString(why), ") at ", Child(at, keyword))),
+                           Child(at, keyword));
   };
   auto resource = resource_pointer_.find(uri);
   if (resource == resource_pointer_.end()) {
-    return WithJsonPointer(
-        absl::UnimplementedError(absl::StrCat("remote $ref \"", AsString(ref), "\" (", uri,
-                                              ") is not supported at ", Child(at, "$ref"))),
-        Child(at, "$ref"));
+    return WithJsonPointer(absl::UnimplementedError(absl::StrCat(
+                               "remote ", AsString(keyword), " \"", AsString(ref), "\" (", uri,
+                               ") is not supported at ", Child(at, keyword))),
+                           Child(at, keyword));
   }
   std::string pointer;
   if (fragment.empty() || fragment[0] == '/') {
@@ -451,7 +502,7 @@ absl::StatusOr<NodeId> Parser::NodeForRef(std::string_view ref, const std::strin
       }
       pointer = fragment;
     }
-    return NodeFor(target, pointer);
+    return std::make_pair(target, pointer);
   }
   auto anchor = anchor_pointer_.find(absl::StrCat(uri, "#", fragment));
   if (anchor == anchor_pointer_.end()) return unresolvable("no such anchor");
@@ -459,7 +510,217 @@ absl::StatusOr<NodeId> Parser::NodeForRef(std::string_view ref, const std::strin
   if (root_.at_pointer(anchor->second).get(target) != simdjson::SUCCESS) {
     return unresolvable("anchor location vanished");
   }
-  return NodeFor(target, anchor->second);
+  return std::make_pair(target, anchor->second);
+}
+
+absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element schema,
+                                    const std::string& ptr, SchemaNode* node) {
+  const char* keyword =
+      kind == Unevaluated::kProperties ? "unevaluatedProperties" : "unevaluatedItems";
+  const std::string at = Child(ptr, keyword);
+  EvaluationContext context;
+  context.draft = schema_.draft;
+  context.known = [this](std::string_view k) {
+    return KeywordTable().contains(k) && KnownInDraft(k, schema_.draft, draft_declared_);
+  };
+  context.resolve_ref = [this](std::string_view ref,
+                               const std::string& pointer) -> absl::StatusOr<SchemaAt> {
+    absl::StatusOr<std::pair<element, std::string>> target =
+        ResolveRef(ref, BaseFor(pointer), pointer, "$ref");
+    if (!target.ok()) return target.status();
+    return SchemaAt{target->first, target->second};
+  };
+  absl::StatusOr<Evaluation> evaluation = EvaluatedBy({schema, ptr}, kind, context, at);
+  if (!evaluation.ok()) return evaluation.status();
+  const EvaluatedSet& always = evaluation->always;
+  if (always.all) return absl::OkStatus();  // Nothing is left unevaluated.
+  absl::StatusOr<NodeId> rest = NodeFor(value, at);
+  if (!rest.ok()) return rest.status();
+  if (*rest == kTrueNode) return absl::OkStatus();
+  // A node where the members (items) outside `evaluated` match `rest`.
+  auto closing = [&](const EvaluatedSet& evaluated) -> NodeId {
+    if (evaluated.all) return kTrueNode;
+    const NodeId part = NewNode(at);
+    SchemaNode& close = schema_.nodes[part];
+    if (kind == Unevaluated::kProperties) {
+      for (const std::string& name : evaluated.names)
+        close.properties.emplace_back(name, kTrueNode);
+      for (const std::string& pattern : evaluated.patterns) {
+        close.pattern_properties.emplace_back(pattern, kTrueNode);
+      }
+      close.additional_properties = *rest;
+    } else {
+      close.prefix_items.assign(evaluated.prefix, kTrueNode);
+      close.items = *rest;
+    }
+    return part;
+  };
+  if (!evaluation->choices.empty()) {
+    // anyOf over every combination of options: its guards and the closing
+    // of everything it evaluates (unevaluated.h says why that is exact).
+    size_t combinations = 1;
+    for (const auto& options : evaluation->choices) {
+      combinations *= options.size();
+      if (combinations > kMaxUnevaluatedCombinations) {
+        return WithJsonPointer(
+            absl::UnimplementedError(absl::StrCat(
+                "\"", keyword, "\" beside conditional applicators with more than ",
+                kMaxUnevaluatedCombinations, " combinations of what they evaluate at ", at)),
+            at);
+      }
+    }
+    std::vector<NodeId> terms;
+    for (size_t c = 0; c < combinations; ++c) {
+      EvaluatedSet evaluated = always;
+      std::vector<NodeId> parts;
+      size_t index = c;
+      for (const auto& options : evaluation->choices) {
+        const EvaluationOption& option = options[index % options.size()];
+        index /= options.size();
+        EvaluatedUnion(option.evaluated, &evaluated);
+        for (const Guard& guard : option.guards) {
+          if (guard.kind == Guard::kKeyPresent) {
+            const NodeId present = NewNode(at);
+            schema_.nodes[present].required = {guard.key};
+            parts.push_back(present);
+            continue;
+          }
+          absl::StatusOr<NodeId> g = NodeFor(guard.schema.value, guard.schema.pointer);
+          if (!g.ok()) return g.status();
+          if (guard.kind == Guard::kInvalid) {
+            const NodeId negated = NewNode(at);
+            schema_.nodes[negated].not_schema = *g;
+            g = negated;
+          }
+          parts.push_back(*g);
+        }
+      }
+      parts.push_back(closing(evaluated));
+      const NodeId term = NewNode(at);
+      schema_.nodes[term].all_of = std::move(parts);
+      terms.push_back(term);
+    }
+    const NodeId any = NewNode(at);
+    schema_.nodes[any].any_of = std::move(terms);
+    node->all_of.push_back(any);
+    return absl::OkStatus();
+  }
+  // Evaluated by the node's own keywords alone: `rest` is exactly its
+  // additionalProperties (its items after prefixItems), which it lacks.
+  if (kind == Unevaluated::kProperties) {
+    auto own = [&](const std::string& key, const auto& list) {
+      return std::any_of(list.begin(), list.end(), [&](const auto& p) { return p.first == key; });
+    };
+    if (std::all_of(always.names.begin(), always.names.end(),
+                    [&](const std::string& n) { return own(n, node->properties); }) &&
+        std::all_of(always.patterns.begin(), always.patterns.end(),
+                    [&](const std::string& p) { return own(p, node->pattern_properties); })) {
+      node->additional_properties = *rest;
+      bounds_.has_additional_properties = true;
+      return absl::OkStatus();
+    }
+  } else if (always.prefix == node->prefix_items.size() && node->items == kTrueNode) {
+    node->items = *rest;
+    return absl::OkStatus();
+  }
+  // An allOf part that declares the evaluated names and patterns (prefix) as
+  // `true` and closes the rest.
+  node->all_of.push_back(closing(always));
+  return absl::OkStatus();
+}
+
+// 2020-12 $dynamicRef. Resolved as a $ref first; when that lands on a
+// "$dynamicAnchor" of the fragment's name (the "bookend"), the target is that
+// anchor in the outermost schema resource of the dynamic scope declaring it.
+// Evaluation always starts at the root, so the root's resource is the
+// outermost resource of every dynamic scope: if it declares the anchor, that
+// is the target on every path. If one resource alone declares it, it is the
+// target on every path too (it is the bookend itself). Otherwise the target
+// depends on the path that reached the $dynamicRef: the name is tracked, so
+// nodes are made per dynamic scope (NodeFor) and this one's scope names the
+// target. (Refused by name only where a $ref into a place the first index
+// pass missed declares the anchor too late to be tracked.)
+absl::StatusOr<NodeId> Parser::NodeForDynamicRef(std::string_view ref, const std::string& base,
+                                                 const std::string& at) {
+  std::string uri, fragment;
+  SplitFragment(ResolveUri(base, ref), &uri, &fragment);
+  fragment = PercentDecode(fragment);
+  auto declaring = dynamic_anchor_resources_.find(fragment);
+  if (fragment.empty() || fragment[0] == '/' || declaring == dynamic_anchor_resources_.end() ||
+      !declaring->second.contains(uri)) {
+    return NodeForRef(ref, base, at, "$dynamicRef");  // No bookend: a plain reference.
+  }
+  std::string root_resource, unused;
+  SplitFragment(BaseFor(""), &root_resource, &unused);
+  if (declaring->second.contains(root_resource)) {
+    return NodeForRef(absl::StrCat("#", fragment), root_resource, at, "$dynamicRef");
+  }
+  if (declaring->second.size() == 1) {
+    single_resource_decisions_.emplace_back(fragment, Child(at, "$dynamicRef"));
+    return NodeForRef(ref, base, at, "$dynamicRef");
+  }
+  if (tracked_.contains(fragment)) {
+    // This node is made per dynamic scope: its scope names the target (the
+    // bookend when no resource on the path declares the name).
+    auto outermost = scope_.find(fragment);
+    if (outermost == scope_.end()) return NodeForRef(ref, base, at, "$dynamicRef");
+    return NodeForRef(absl::StrCat("#", fragment), outermost->second, at, "$dynamicRef");
+  }
+  const std::string here = Child(at, "$dynamicRef");
+  return WithJsonPointer(
+      absl::UnimplementedError(
+          absl::StrCat("$dynamicRef \"", AsString(ref), "\" depends on the dynamic scope (",
+                       declaring->second.size(), " schema resources declare $dynamicAnchor \"",
+                       fragment, "\" and the root resource does not) at ", here)),
+      here);
+}
+
+// 2019-09 $recursiveRef ("#" only). The target is the current resource's root
+// unless that root has "$recursiveAnchor": true; then validators walk the
+// dynamic scope outwards through resources that have it too. Only one
+// resource having it makes that walk end where it starts: static. Otherwise
+// refused by name.
+absl::StatusOr<NodeId> Parser::NodeForRecursiveRef(std::string_view ref, const std::string& base,
+                                                   const std::string& at) {
+  const std::string here = Child(at, "$recursiveRef");
+  if (ref != "#") {
+    return WithJsonPointer(
+        absl::InvalidArgumentError(absl::StrCat("\"$recursiveRef\" must be \"#\" at ", here)),
+        here);
+  }
+  std::string resource, unused;
+  SplitFragment(base, &resource, &unused);
+  if (recursive_anchor_resources_.contains(resource) && recursive_anchor_resources_.size() > 1) {
+    return WithJsonPointer(
+        absl::UnimplementedError(absl::StrCat(
+            "$recursiveRef depends on the dynamic scope (", recursive_anchor_resources_.size(),
+            " schema resources have \"$recursiveAnchor\": true) at ", here)),
+        here);
+  }
+  if (recursive_anchor_resources_.contains(resource)) {
+    single_resource_decisions_.emplace_back("", here);
+  }
+  return NodeForRef(ref, base, at, "$recursiveRef");
+}
+
+// A $ref into a place the first index pass did not visit indexes it late: a
+// static resolution above that counted one declaring resource must still see
+// one.
+absl::Status Parser::RecheckDynamicDecisions() const {
+  for (const auto& [name, where] : single_resource_decisions_) {
+    const size_t n = name.empty() ? recursive_anchor_resources_.size()
+                                  : dynamic_anchor_resources_.at(name).size();
+    if (n > 1) {
+      return WithJsonPointer(
+          absl::UnimplementedError(absl::StrCat(
+              name.empty() ? "$recursiveRef" : "$dynamicRef",
+              " depends on the dynamic scope (a resource reached only by a $ref declares ",
+              name.empty() ? "$recursiveAnchor" : absl::StrCat("$dynamicAnchor \"", name, "\""),
+              " too) at ", where)),
+          where);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> Parser::Count(element v, const std::string& ptr, std::string_view key) {
@@ -530,6 +791,18 @@ absl::Status Parser::Fill(const Pending& p) {
       return absl::OkStatus();
     }
   }
+  for (std::string_view key : {"$dynamicRef", "$recursiveRef"}) {
+    if (obj[key].get(ref) != simdjson::SUCCESS ||
+        !KnownInDraft(key, schema_.draft, draft_declared_)) {
+      continue;  // Unknown in the draft: Keyword() says so.
+    }
+    if (ref.type() != element_type::STRING) return Malformed(p.pointer, key, "must be a string");
+    absl::StatusOr<NodeId> target =
+        key == "$dynamicRef" ? NodeForDynamicRef(std::string_view(ref), base, p.pointer)
+                             : NodeForRecursiveRef(std::string_view(ref), base, p.pointer);
+    if (!target.ok()) return target.status();
+    node.all_of.push_back(*target);
+  }
   for (auto field : obj) {
     if (absl::Status s = Keyword(field.key, field.value, p.pointer, &node); !s.ok()) return s;
   }
@@ -551,7 +824,18 @@ absl::Status Parser::Fill(const Pending& p) {
     node.items = *id;
   }
   if (bounds_.unevaluated_items) {
-    if (absl::Status st = UnevaluatedItems(obj, p.pointer, &node); !st.ok()) return st;
+    if (absl::Status st = AddUnevaluated(Unevaluated::kItems, *bounds_.unevaluated_items, p.value,
+                                         p.pointer, &node);
+        !st.ok()) {
+      return st;
+    }
+  }
+  if (bounds_.unevaluated_properties) {
+    if (absl::Status st = AddUnevaluated(Unevaluated::kProperties, *bounds_.unevaluated_properties,
+                                         p.value, p.pointer, &node);
+        !st.ok()) {
+      return st;
+    }
   }
   if (bounds_.enum_values || bounds_.const_value) {
     std::vector<JsonValue> values;
@@ -651,7 +935,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   std::optional<uint64_t> c;
 
   if (key == "$ref" || key == "$id" || key == "$anchor" || key == "$dynamicAnchor" ||
-      key == "$recursiveAnchor") {
+      key == "$recursiveAnchor" || key == "$dynamicRef" || key == "$recursiveRef") {
     return absl::OkStatus();  // Resolved by Fill / Index.
   }
   if (key == "type") {
@@ -773,11 +1057,14 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     absl::StatusOr<NodeId> id = schema_at(v, here);
     if (!id.ok()) return id.status();
     node->items = *id;
-    bounds_.items_schema = true;
     return absl::OkStatus();
   }
   if (key == "unevaluatedItems") {
     bounds_.unevaluated_items = v;
+    return absl::OkStatus();
+  }
+  if (key == "unevaluatedProperties") {
+    bounds_.unevaluated_properties = v;
     return absl::OkStatus();
   }
   if (key == "prefixItems") {
@@ -899,14 +1186,21 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   }
   resource_pointer_[std::string(kDefaultBaseUri)] = "";
   if (absl::Status s = Index(root_, "", std::string(kDefaultBaseUri)); !s.ok()) return s;
+  std::string root_resource, unused;
+  SplitFragment(BaseFor(""), &root_resource, &unused);
+  for (const auto& [name, declaring] : dynamic_anchor_resources_) {
+    if (declaring.size() > 1 && !declaring.contains(root_resource)) tracked_.insert(name);
+  }
   absl::StatusOr<NodeId> root = NodeFor(root_, "");
   if (!root.ok()) return root.status();
   schema_.root = *root;
   while (!pending_.empty()) {
     Pending p = std::move(pending_.front());
     pending_.pop_front();
+    scope_ = p.scope;
     if (absl::Status s = Fill(p); !s.ok()) return s;
   }
+  if (absl::Status s = RecheckDynamicDecisions(); !s.ok()) return s;
   if (absl::Status s = NormalizeSchema(&schema_, options_.max_nodes, options_.rewrite_combinators);
       !s.ok())
     return s;

@@ -3,6 +3,7 @@
 // lines "SCHEMA<TAB>INSTANCE" (instance text as json.dumps(ensure_ascii=False)
 // writes it) from stdin and writes one line per input line:
 //   REFERENCE ENGINE
+// (--any_order: the engine reads objects with PROPERTY_ORDER_ANY_ORDER.)
 // REFERENCE: 1/0 from the reference validator on the schema as written (no
 // combinator rewriting), "E" when the schema does not parse. ENGINE: 1/0 from
 // the compiled grammar fed the instance byte by byte (each byte checked
@@ -40,7 +41,7 @@ std::string EngineVerdict(const std::shared_ptr<const CompiledGrammar>& g, const
   return m->CanStop() ? "1" : "0";
 }
 
-int Run() {
+int Run(bool any_order) {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
   auto tokenizer = std::make_shared<testing::SmallVocabTokenizer>(vocab, "bytes");
@@ -52,6 +53,7 @@ int Run() {
   // keywords of other drafts on purpose).
   CompileOptions options;
   options.strict = false;
+  if (any_order) options.property_order = PropertyOrder::kAnyOrder;
   std::string line;
   while (std::getline(std::cin, line)) {
     const size_t tab = line.find('\t');
@@ -92,4 +94,7 @@ int Run() {
 }  // namespace
 }  // namespace maskd
 
-int main() { return maskd::Run(); }
+int main(int argc, char** argv) {
+  const bool any_order = argc > 1 && std::string(argv[1]) == "--any_order";
+  return maskd::Run(any_order);
+}
