@@ -43,11 +43,6 @@ struct CompileJob {
   std::string handle;
 };
 
-// Errors: INVALID_ARGUMENT naming the field (no spec, unknown enum value,
-// unspecified grammar dialect, negative time limit), RESOURCE_EXHAUSTED when
-// the spec is larger than limits.max_spec_bytes (naming the limit),
-// UNIMPLEMENTED for options the engine does not honour yet
-// (max_recursion_depth) rather than silently ignoring them.
 // Marks a translation error that is about the spec's content (a bad tool
 // list), not the call: answered in CompileResponse.error.
 inline constexpr char kSpecErrorPayload[] = "maskd/spec-error";
@@ -56,6 +51,10 @@ inline constexpr char kSpecErrorPayload[] = "maskd/spec-error";
 // (UNIMPLEMENTED options, a bad tool list) rather than the RPC status.
 bool IsSpecTranslationError(const absl::Status& status);
 
+// Errors: INVALID_ARGUMENT naming the field (no spec, unknown enum value,
+// unspecified grammar dialect, negative time limit, max_recursion_depth
+// above kMaxRecursionDepthLimit), RESOURCE_EXHAUSTED when the spec is larger
+// than limits.max_spec_bytes (naming the limit).
 absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& request,
                                                    const CompileLimits& limits);
 

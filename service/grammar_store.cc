@@ -388,7 +388,9 @@ std::shared_ptr<const CompiledGrammar> GrammarStore::FindHeld(const std::string&
 
 absl::Status GrammarStore::Admit(const std::string& tenant) {
   std::lock_guard<std::mutex> lock(queue_mu_);
-  size_t& mine = per_tenant_[tenant];
+  // Looked up, not inserted: a refused tenant leaves no entry behind.
+  auto it = per_tenant_.find(tenant);
+  const size_t mine = it == per_tenant_.end() ? 0 : it->second;
   if (mine >= options_.max_queued_compiles_per_tenant) {
     return absl::ResourceExhaustedError(
         absl::StrCat(mine, " compiles of tenant \"", tenant, "\" are queued or running, its limit ",
@@ -399,9 +401,14 @@ absl::Status GrammarStore::Admit(const std::string& tenant) {
         absl::StrCat(queued_, " compiles are queued or running, this server's limit ",
                      "(--max_queued_compiles); retry later or on another replica"));
   }
-  ++mine;
+  ++per_tenant_[tenant];
   ++queued_;
   return absl::OkStatus();
+}
+
+size_t GrammarStore::tenants_with_queued_compiles() const {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return per_tenant_.size();
 }
 
 void GrammarStore::Release(const std::string& tenant) {

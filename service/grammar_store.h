@@ -139,6 +139,8 @@ class GrammarStore {
   CacheStats stats() const { return cache_->stats(); }
   // Compiles queued or running now (all tenants).
   size_t queued_compiles() const;
+  // Tenants with a compile queued or running now.
+  size_t tenants_with_queued_compiles() const;
 
   // The server is stopping (SIGTERM): every caller still waiting for a
   // compile is answered UNAVAILABLE now, every compile queued or running is

@@ -1,13 +1,16 @@
 #include "service/maskd_service.h"
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "service/compile_reactor.h"
 #include "service/log.h"
 #include "service/refused_stream.h"
+#include "service/request_parse.h"
 #include "service/status_convert.h"
 
 namespace maskd {
@@ -82,32 +85,77 @@ absl::StatusOr<std::string> MaskdService::Authenticate(
                                 : absl::string_view(header->second.data(), header->second.size()));
 }
 
-grpc::Status MaskdService::RegisterTokenizer(grpc::ServerContext* context,
-                                             const v1::RegisterTokenizerRequest* request,
-                                             v1::RegisterTokenizerResponse* response) {
-  RpcRecorder recorder(metrics_, "RegisterTokenizer");
+grpc::ServerUnaryReactor* MaskdService::RegisterTokenizer(grpc::CallbackServerContext* context,
+                                                          const grpc::ByteBuffer* request,
+                                                          grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto recorder = std::make_shared<RpcRecorder>(metrics_, "RegisterTokenizer");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
-  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
-  recorder.set_tenant(*tenant);
-  return recorder.Finish(DoRegisterTokenizer(*request, *tenant, response));
+  if (!tenant.ok()) {
+    reactor->Finish(recorder->Finish(ToGrpcStatus(tenant.status())));
+    return reactor;
+  }
+  recorder->set_tenant(*tenant);
+  auto parsed = std::make_shared<v1::RegisterTokenizerRequest>();
+  if (absl::Status s = ParseRequest(*request, parsed.get()); !s.ok()) {
+    reactor->Finish(recorder->Finish(ToGrpcStatus(s)));
+    return reactor;
+  }
+  auto answer = [this, reactor, recorder, parsed, tenant = *tenant, response] {
+    v1::RegisterTokenizerResponse out;
+    grpc::Status status = DoRegisterTokenizer(*parsed, tenant, &out);
+    if (status.ok()) SerializeResponse(out, response);
+    reactor->Finish(recorder->Finish(status));
+  };
+  if (parsed->source_case() != v1::RegisterTokenizerRequest::kFiles || !allow_register_tokenizer_) {
+    answer();  // a lookup or a refusal: cheap
+    return reactor;
+  }
+  if (uploads_in_flight_.fetch_add(1) >= kMaxUploadsInFlight) {
+    uploads_in_flight_.fetch_sub(1);
+    reactor->Finish(recorder->Finish(
+        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                     absl::StrCat("this server loads at most ", kMaxUploadsInFlight,
+                                  " uploaded tokenizers at once; retry later"))));
+    return reactor;
+  }
+  upload_pool_.Submit([this, answer = std::move(answer)] {
+    answer();
+    uploads_in_flight_.fetch_sub(1);
+  });
+  return reactor;
 }
 
-grpc::Status MaskdService::UnregisterTokenizer(grpc::ServerContext* context,
-                                               const v1::UnregisterTokenizerRequest* request,
-                                               v1::UnregisterTokenizerResponse* response) {
+grpc::ServerUnaryReactor* MaskdService::UnregisterTokenizer(grpc::CallbackServerContext* context,
+                                                            const grpc::ByteBuffer* request,
+                                                            grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   RpcRecorder recorder(metrics_, "UnregisterTokenizer");
   absl::StatusOr<std::string> tenant = Authenticate(*context);
-  if (!tenant.ok()) return recorder.Finish(ToGrpcStatus(tenant.status()));
+  if (!tenant.ok()) {
+    reactor->Finish(recorder.Finish(ToGrpcStatus(tenant.status())));
+    return reactor;
+  }
   recorder.set_tenant(*tenant);
-  absl::StatusOr<bool> removed = tokenizers_->Unregister(request->tokenizer_id(), *tenant);
-  if (!removed.ok()) return recorder.Finish(ToGrpcStatus(removed.status()));
-  response->set_removed(*removed);
+  v1::UnregisterTokenizerRequest parsed;
+  if (absl::Status s = ParseRequest(*request, &parsed); !s.ok()) {
+    reactor->Finish(recorder.Finish(ToGrpcStatus(s)));
+    return reactor;
+  }
+  absl::StatusOr<bool> removed = tokenizers_->Unregister(parsed.tokenizer_id(), *tenant);
+  if (!removed.ok()) {
+    reactor->Finish(recorder.Finish(ToGrpcStatus(removed.status())));
+    return reactor;
+  }
+  v1::UnregisterTokenizerResponse out;
+  out.set_removed(*removed);
   if (*removed) {
     metrics_->SetTokenizerCount(tokenizers_->size());
-    MASKD_LOG(INFO) << "tenant " << *tenant << " unregistered tokenizer "
-                    << request->tokenizer_id();
+    MASKD_LOG(INFO) << "tenant " << *tenant << " unregistered tokenizer " << parsed.tokenizer_id();
   }
-  return recorder.Finish(grpc::Status::OK);
+  SerializeResponse(out, response);
+  reactor->Finish(recorder.Finish(grpc::Status::OK));
+  return reactor;
 }
 
 grpc::Status MaskdService::DoRegisterTokenizer(const v1::RegisterTokenizerRequest& request,

@@ -1,5 +1,6 @@
 #include "compiler/grammar_text/lark_front_end.h"
 
+#include <algorithm>
 #include <cctype>
 #include <deque>
 #include <memory>
@@ -38,6 +39,7 @@ struct Expr {
   std::string flags;  // string / regex flags
   uint32_t min = 0, max = 0;
   uint32_t lo = 0, hi = 0;  // kRange code points
+  int depth = 0;            // kName: groups open around it in its body
   TokenReference token;     // kToken
 };
 
@@ -384,10 +386,17 @@ class LarkParser {
   absl::StatusOr<Expr> ParseItem(int depth) {
     absl::StatusOr<Expr> atom = ParseAtom(depth);
     if (!atom.ok()) return atom.status();
-    for (;;) {
+    // Each operator wraps the item once more: past the first, each counts
+    // against max_recursion_depth like a group (a megabyte of `?` would
+    // otherwise nest a tree, and the recursions over it, a million deep).
+    for (int ops = 0;; ++ops) {
       SkipInline();
       const char c = cur_.peek();
       const size_t at = cur_.pos;
+      if ((c == '?' || c == '*' || c == '+' || c == '~') && depth + ops > max_nesting_) {
+        return Error(at, absl::StrCat("groups and repetition operators nested more than ",
+                                      max_nesting_, " deep (max_recursion_depth)"));
+      }
       Expr rep = MakeExpr(Expr::kRepeat, at);
       if (c == '?' || c == '*' || c == '+') {
         ++cur_.pos;
@@ -602,6 +611,7 @@ class LarkParser {
     if (IsNameStart(c)) {
       Expr name = MakeExpr(Expr::kName, at);
       name.text = std::string(ParseName());
+      name.depth = depth;
       return name;
     }
     return Error(at, absl::StrCat("unexpected '", std::string(1, c), "'"));
@@ -613,6 +623,16 @@ class LarkParser {
 };
 
 // --- Lowering ---
+
+// The first 32 bytes of `pattern` (never cutting a UTF-8 character), then
+// "..." when there is more.
+std::string PatternStart(std::string_view pattern) {
+  constexpr size_t kShown = 32;
+  if (pattern.size() <= kShown + 3) return std::string(pattern);
+  size_t end = kShown;
+  while (end > 0 && (static_cast<unsigned char>(pattern[end]) & 0xC0) == 0x80) --end;
+  return std::string(pattern.substr(0, end)) + "...";
+}
 
 class LarkLowering {
  public:
@@ -705,10 +725,26 @@ class LarkLowering {
     return absl::OkStatus();
   }
 
+  // The terminal `name`, referred to at `at`, its body inlined `level`
+  // levels deep: a reference counts as one level more than the groups open
+  // around it, so a chain of references nests like groups and is bounded by
+  // max_recursion_depth (each link recurses here once: 10,000 links would
+  // overflow the stack).
   absl::StatusOr<regex::ExprId> TerminalByName(std::string_view name, size_t at,
-                                               std::string_view text) {
-    if (auto it = terminal_regex_.find(std::string(name)); it != terminal_regex_.end())
+                                               std::string_view text, int level) {
+    auto too_deep = [&] {
+      return TextError(absl::StatusCode::kInvalidArgument, text, at,
+                       absl::StrCat("terminal '", std::string(name),
+                                    "': terminal references and groups nested more than ",
+                                    options_.max_nesting, " deep (max_recursion_depth)"));
+    };
+    if (level > options_.max_nesting) return too_deep();
+    if (auto it = terminal_regex_.find(std::string(name)); it != terminal_regex_.end()) {
+      const int height = terminal_height_[it->first];
+      if (level + height > options_.max_nesting) return too_deep();
+      NoteReferenceHeight(level + height);
       return it->second;
+    }
     auto def = terminals_.find(std::string(name));
     if (def == terminals_.end()) {
       return TextError(absl::StatusCode::kInvalidArgument, text, at,
@@ -720,11 +756,22 @@ class LarkLowering {
                                     "' refers to itself (terminals are "
                                     "regular; use a rule)"));
     }
-    absl::StatusOr<regex::ExprId> re = TerminalRegex(def->second->body, def->second->text);
+    // The deepest level its own references reach, relative to `level`.
+    heights_.push_back(level);
+    absl::StatusOr<regex::ExprId> re = TerminalRegex(def->second->body, def->second->text, level);
+    const int deepest = heights_.back();
+    heights_.pop_back();
     in_progress_.erase(std::string(name));
     if (!re.ok()) return re.status();
     terminal_regex_.emplace(std::string(name), *re);
+    terminal_height_[std::string(name)] = deepest - level;
+    NoteReferenceHeight(deepest);
     return *re;
+  }
+
+  // A reference inside the terminal being inlined reaches `level`.
+  void NoteReferenceHeight(int level) {
+    if (!heights_.empty()) heights_.back() = std::max(heights_.back(), level);
   }
 
   // ASCII letters of `e` matched in either case.
@@ -775,15 +822,16 @@ class LarkLowering {
     return FoldCase(e);
   }
 
-  // A terminal expression (or one written in a rule) as a regex.
-  absl::StatusOr<regex::ExprId> TerminalRegex(const Expr& e, std::string_view text) {
+  // A terminal expression (or one written in a rule) as a regex; `level`:
+  // how deep in terminal references its body is (TerminalByName).
+  absl::StatusOr<regex::ExprId> TerminalRegex(const Expr& e, std::string_view text, int level = 0) {
     regex::ExprSet& pool = *ir_.pool;
     switch (e.kind) {
       case Expr::kAlt:
       case Expr::kSeq: {
         std::vector<regex::ExprId> parts;
         for (const Expr& k : e.kids) {
-          absl::StatusOr<regex::ExprId> p = TerminalRegex(k, text);
+          absl::StatusOr<regex::ExprId> p = TerminalRegex(k, text, level);
           if (!p.ok()) return p.status();
           parts.push_back(*p);
         }
@@ -795,7 +843,7 @@ class LarkLowering {
           return TextError(absl::StatusCode::kInvalidArgument, text, e.at,
                            "repetition has min > max");
         }
-        absl::StatusOr<regex::ExprId> x = TerminalRegex(e.kids[0], text);
+        absl::StatusOr<regex::ExprId> x = TerminalRegex(e.kids[0], text, level);
         if (!x.ok()) return x.status();
         return pool.Repeat(*x, e.min,
                            e.max == kUnboundedRepeat ? regex::ExprSet::kUnbounded : e.max);
@@ -806,7 +854,7 @@ class LarkLowering {
                            absl::StrCat("a terminal cannot refer to rule '", e.text,
                                         "' (terminals are regular)"));
         }
-        return TerminalByName(e.text, e.at, text);
+        return TerminalByName(e.text, e.at, text, level + e.depth + 1);
       case Expr::kString: {
         const regex::ExprId lit = pool.Literal(e.text);
         if (e.flags.empty()) return lit;
@@ -818,8 +866,12 @@ class LarkLowering {
         absl::StatusOr<regex::ExprId> re = regex::ParseEcmaRegex(
             e.text, &pool, regex::MatchMode::kFullMatch, options_.max_nesting);
         if (!re.ok()) {
-          return TextError(re.status().code(), text, e.at,
-                           absl::StrCat("in /", e.text, "/: ", re.status().message()));
+          // The pattern is where line:column points; only its start is
+          // echoed, so a long one cannot push the reason out of a bounded
+          // message.
+          return TextError(
+              re.status().code(), text, e.at,
+              absl::StrCat("in /", PatternStart(e.text), "/: ", re.status().message()));
         }
         if (e.flags.empty()) return *re;
         return CaseInsensitive(*re, e, text);
@@ -926,7 +978,7 @@ class LarkLowering {
         if (!IsTerminalName(e.text)) {
           return SymbolSeq{Symbol::Nonterminal(writer_.Use(e.text, e.at))};
         }
-        absl::StatusOr<regex::ExprId> re = TerminalByName(e.text, e.at, text_);
+        absl::StatusOr<regex::ExprId> re = TerminalByName(e.text, e.at, text_, 0);
         if (!re.ok()) return re.status();
         absl::StatusOr<Symbol> s = LexemeSymbol(*re, e.text, e.at);
         if (!s.ok()) return s.status();
@@ -980,6 +1032,10 @@ class LarkLowering {
   absl::flat_hash_map<std::string, const Definition*> terminals_;
   absl::flat_hash_map<std::string, regex::ExprId> terminal_regex_;
   absl::flat_hash_set<std::string> in_progress_;
+  // Per inlined terminal: the deepest level its references reach, beyond
+  // its own (so a cached terminal used deeper is still bounded).
+  absl::flat_hash_map<std::string, int> terminal_height_;
+  std::vector<int> heights_;  // TerminalByName's frames: deepest level so far
   std::optional<NonterminalId> ignore_;
   std::vector<LazyLexeme> lazy_;
   int json_count_ = 0;

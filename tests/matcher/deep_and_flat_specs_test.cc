@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -398,6 +399,104 @@ TEST(DeepAndFlatSpecsTest, GrammarTextNestedToTheLimitCompiles) {
         CompileOnServiceStack(Grammar(dialect, head + Nested("(", ")", depth + 1)), options);
     EXPECT_THAT(over.status().message(), HasSubstr("more than 1000 deep (max_recursion_depth)"));
   }
+}
+
+// Lark terminals T0: T1, T1: T2, ... (each `body` with NEXT for the next
+// one), the last "a"; `start: T0`.
+std::string LarkTerminalChain(std::string_view body, size_t links) {
+  std::string text = "start: T0\n";
+  for (size_t i = 0; i < links; ++i) {
+    std::string b(body);
+    b.replace(b.find("NEXT"), 4, absl::StrCat("T", i + 1));
+    absl::StrAppend(&text, "T", i, ": ", b, "\n");
+  }
+  absl::StrAppend(&text, "T", links, ": \"a\"\n");
+  return text;
+}
+
+// Inlining a terminal recursed once per link of a chain of references, and
+// group nesting did not bound it: a reference now counts as a group level.
+TEST(DeepAndFlatSpecsTest, LarkTerminalChainsNameTheLimitAndTheReference) {
+  // T129, referred to on line 130 (T128's body), is the first past 128; in
+  // a group, each link is two levels.
+  for (const auto& [body, first_too_deep, line] :
+       {std::tuple{"NEXT", "T129", "line 130:"},
+        std::tuple{"\"x\" NEXT | \"c\"", "T129", "line 130:"},
+        std::tuple{"(NEXT)~2", "T65", "line 66:"}}) {
+    SCOPED_TRACE(body);
+    auto g = CompileOnServiceStack(Grammar(EbnfDialect::kLark, LarkTerminalChain(body, 10'000)));
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(g.status().message(),
+                AllOf(HasSubstr(absl::StrCat("terminal '", first_too_deep,
+                                             "': terminal references and groups nested more "
+                                             "than 128 deep (max_recursion_depth)")),
+                      HasSubstr(line)));
+  }
+  // Within the limit the chain is the language it spells.
+  auto plain = CompileOnServiceStack(Grammar(EbnfDialect::kLark, LarkTerminalChain("NEXT", 128)));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(Accepts(*plain, "a"));
+  EXPECT_FALSE(Accepts(*plain, "aa"));
+  CompileOptions options;
+  options.max_recursion_depth = kMaxRecursionDepthLimit;
+  auto wrapping = CompileOnServiceStack(
+      Grammar(EbnfDialect::kLark, LarkTerminalChain("\"x\" NEXT | \"c\"", 999)), options);
+  ASSERT_TRUE(wrapping.ok()) << wrapping.status();
+  EXPECT_TRUE(Accepts(*wrapping, "xxc"));
+  EXPECT_TRUE(Accepts(*wrapping, Repeat("x", 999) + "a"));
+  EXPECT_FALSE(Accepts(*wrapping, Repeat("x", 1000) + "a"));
+  // A terminal used deeper than where it was first inlined is still bounded:
+  // D (a chain of 100) is fine at the top and too deep under 40 groups.
+  std::string shared = "start: D | E\nE: " + Repeat("(", 40) + "D" + Repeat(")", 40) + "\n";
+  const std::string d_chain = LarkTerminalChain("NEXT", 100);
+  shared += "D: T0\n" + d_chain.substr(d_chain.find('\n') + 1);
+  auto reused = CompileOnServiceStack(Grammar(EbnfDialect::kLark, shared));
+  ASSERT_FALSE(reused.ok());
+  EXPECT_THAT(reused.status().message(),
+              AllOf(HasSubstr("terminal 'D': terminal references and groups nested"),
+                    HasSubstr("line 2:")));
+}
+
+// Lark's postfix operators nested a tree node per operator (a megabyte of
+// `?`: a tree, and the recursions over it, a million deep).
+TEST(DeepAndFlatSpecsTest, LarkRepeatedPostfixOperatorsNameTheLimit) {
+  for (const std::string& ops : {Repeat("?", 10'000), Repeat("*", Flat(kMiB)), Repeat("~1", 500)}) {
+    auto g = CompileOnServiceStack(Grammar(EbnfDialect::kLark, "start: \"a\"" + ops));
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+    // The 130th operator (column 11 + 129) is the first past 128 levels.
+    EXPECT_THAT(g.status().message(),
+                AllOf(HasSubstr("groups and repetition operators nested more than 128 deep "
+                                "(max_recursion_depth)"),
+                      HasSubstr(ops[1] == '1' ? "line 1:269" : "line 1:140")));
+  }
+  auto one = CompileOnServiceStack(Grammar(EbnfDialect::kLark, "start: \"a\"*"));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_TRUE(Accepts(*one, "aaa"));
+}
+
+// Megabyte-flat Lark rules and terminals compile.
+TEST(DeepAndFlatSpecsTest, LarkMegabyteFlatInputsCompile) {
+  const std::string flat = Repeat("\"a\" ", Flat(kMiB) / 4);
+  auto terminal = CompileOnServiceStack(Grammar(EbnfDialect::kLark, "start: T\nT: " + flat));
+  ASSERT_TRUE(terminal.ok()) << terminal.status();
+  // (Feeding all of it is quadratic: each step derives the long literal.)
+  std::unique_ptr<Matcher> m = Matcher::Create(*terminal);
+  for (const char* text : {"aaaa", "a", "aaaa"}) {
+    EXPECT_TRUE(m->AcceptToken(Vocab()->Encode(text)[0])) << text;
+    EXPECT_FALSE(m->CanStop());
+  }
+  EXPECT_FALSE(m->AcceptToken(Vocab()->Encode("b")[0]));
+  EXPECT_FALSE(Accepts(*terminal, "aa"));
+  std::string alternation = "start: T\nT: ";
+  for (size_t i = 0; alternation.size() < Flat(kMiB); ++i)
+    absl::StrAppend(&alternation, "\"a", i, "\" | ");
+  alternation += "\"b\"";
+  auto alternatives = CompileOnServiceStack(Grammar(EbnfDialect::kLark, alternation));
+  ASSERT_TRUE(alternatives.ok()) << alternatives.status();
+  EXPECT_TRUE(Accepts(*alternatives, "a10"));
+  EXPECT_FALSE(Accepts(*alternatives, "c"));
 }
 
 TEST(DeepAndFlatSpecsTest, StructuralTagTenThousandDeepNamesTheLimit) {

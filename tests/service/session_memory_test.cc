@@ -221,6 +221,33 @@ TEST(SessionMemory, CompileThatDoesNotFitTheBudgetFailsAndIsNotCached) {
 // The specs kept for token healing by handle (up to 64 MiB) are charged to
 // the budget; a full budget evicts older recipes instead of refusing
 // sequences, and what is evicted is given back.
+// A compile refused because the whole queue is full takes no place, and
+// leaves no entry for its tenant behind (each refused tenant name used to
+// stay in the queue's table with a count of zero).
+TEST(SessionMemory, CompilesRefusedByTheWholeQueueLeaveNoTenantBehind) {
+  ServiceMetrics metrics(BuildInfo{"test", "test"});
+  GrammarStoreOptions options;
+  options.max_queued_compiles = 0;
+  options.recharge_interval = absl::ZeroDuration();
+  GrammarStore store(options, &metrics);
+  auto tokenizer = std::make_shared<testing::SmallVocabTokenizer>(testing::JsonVocab(), "fj");
+  for (int i = 0; i < 3; ++i) {
+    CompileJob job;
+    job.spec.kind = SpecKind::kJsonSchema;
+    job.spec.text = kSchema;
+    job.handle = absl::StrCat("handle", i);
+    std::promise<absl::Status> done;
+    std::shared_ptr<CompileWait> wait = store.CompileAsync(
+        job, tokenizer, absl::StrCat("tenant", i), absl::InfiniteFuture(),
+        [&done](absl::StatusOr<CompiledHandle> result, bool) { done.set_value(result.status()); });
+    const absl::Status status = done.get_future().get();
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+    EXPECT_THAT(status.message(), HasSubstr("--max_queued_compiles"));
+  }
+  EXPECT_EQ(store.queued_compiles(), 0u);
+  EXPECT_EQ(store.tenants_with_queued_compiles(), 0u);
+}
+
 TEST(SessionMemory, RecipesKeptForHealingAreCharged) {
   MemoryHarness h(0);
   const std::string a = h.Compile(kSchema, "default");
