@@ -402,10 +402,10 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
         values.push_back(std::to_string(v));
         if (values.size() > 1000) return unimplemented();
       }
-      if (values.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("no multiple of ", multiple_of.ToString(), " in [", lo, ", ", hi, "]"));
-      }
+      // No multiple in range: a valid schema whose integers are an empty
+      // language (beside a string type or in one anyOf branch the rest
+      // still matches), so a regex that matches nothing, never an error.
+      if (values.empty()) return std::string("[^\\s\\S]");
       return *Union(values);
     }
   }

@@ -114,5 +114,28 @@ TEST(FormatComplementTest, AnEnforcedFormatOutsideJsonSchemaHasNoComplement) {
   EXPECT_FALSE(Accepts(g, "[\"SGk\"]"));
 }
 
+// A range with no multiple of multipleOf is an empty set of numbers, not an
+// invalid schema: it was InvalidArgument ("no multiple of 2 in [1, 1]"),
+// refusing schemas whose other types or branches still match.
+TEST(EmptyMultipleRangeTest, OtherTypesAndBranchesStillMatch) {
+  for (
+      const std::string schema :
+      {R"({"anyOf":[{"type":"string"},{"type":"integer","minimum":1,"maximum":1,"multipleOf":2}]})",
+       R"({"minimum":1,"maximum":1.5,"multipleOf":2})",
+       R"({"type":["integer","string"],"minimum":1,"maximum":1.5,"multipleOf":2})"}) {
+    auto g = Compile(schema);
+    if (g == nullptr) continue;
+    EXPECT_TRUE(Accepts(g, "\"a\"")) << schema;
+    for (const std::string number : {"1", "2", "0", "1.0"}) {
+      EXPECT_FALSE(Accepts(g, number)) << schema << " accepts " << number;
+    }
+  }
+  // Alone, it is the empty language: a grammar that allows nothing.
+  auto g = Compile(R"({"type":"integer","minimum":1,"maximum":1,"multipleOf":2})");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(Accepts(g, "1"));
+  EXPECT_FALSE(Accepts(g, "2"));
+}
+
 }  // namespace
 }  // namespace maskd
