@@ -400,6 +400,9 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
       std::vector<std::string> values;
       for (int64_t v = first; v <= hi; v += m) {
         values.push_back(std::to_string(v));
+        // Zero has a negative spelling too (json.dumps writes -0.0 as such,
+        // and the float spellings add the `.0`).
+        if (v == 0) values.push_back("-0");
         if (values.size() > 1000) return unimplemented();
       }
       // No multiple in range: a valid schema whose integers are an empty

@@ -137,5 +137,20 @@ TEST(EmptyMultipleRangeTest, OtherTypesAndBranchesStillMatch) {
   EXPECT_FALSE(Accepts(g, "2"));
 }
 
+// Listed multiples (a bounded integer range with multipleOf) had no
+// negative zero: json.dumps(-0.0) is "-0.0", a valid 0, and was rejected.
+TEST(ListedMultiplesTest, NegativeZeroIsZero) {
+  for (const std::string schema : {R"({"type":"integer","minimum":-5,"maximum":5,"multipleOf":2})",
+                                   R"({"minimum":-0.5,"exclusiveMaximum":1.5,"multipleOf":2})"}) {
+    auto g = Compile(schema);
+    if (g == nullptr) continue;
+    for (const std::string zero : {"0", "-0", "0.0", "-0.0"}) {
+      EXPECT_TRUE(Accepts(g, zero)) << schema << " rejects " << zero;
+    }
+    EXPECT_FALSE(Accepts(g, "-1")) << schema;
+    EXPECT_FALSE(Accepts(g, "-0.5")) << schema;
+  }
+}
+
 }  // namespace
 }  // namespace maskd
