@@ -240,8 +240,7 @@ class Lowering {
       // (local constraints only) does not check.
       bool any = false;
       for (const JsonValue& v : *node.enum_values) {
-        absl::StatusOr<bool> matches =
-            ValueMatchesNode(schema_, id, v, options_.ignore_unknown_formats);
+        absl::StatusOr<bool> matches = Values().Matches(id, v);
         if (!matches.ok()) {
           return AtNode(absl::Status(matches.status().code(),
                                      absl::StrCat(matches.status().message(), At(node))),
@@ -770,8 +769,7 @@ class Lowering {
     // satisfy the rest of that node too (a format beside the enum).
     std::vector<JsonValue> values;
     for (JsonValue& v : *domain) {
-      absl::StatusOr<bool> matches =
-          ValueMatchesNode(schema_, node.items, v, options_.ignore_unknown_formats);
+      absl::StatusOr<bool> matches = Values().Matches(node.items, v);
       if (!matches.ok()) {
         return AtNode(absl::Status(matches.status().code(),
                                    absl::StrCat(matches.status().message(), At(node))),
@@ -1356,6 +1354,12 @@ class Lowering {
 
   const Schema& schema_;
   const LowerOptions& options_;
+  // Decides enum/const values on their whole node (made on first use).
+  std::optional<ValueMatcher> value_matcher_;
+  ValueMatcher& Values() {
+    if (!value_matcher_) value_matcher_.emplace(schema_, options_.ignore_unknown_formats);
+    return *value_matcher_;
+  }
   GrammarIr& ir_;
   ExprSet& pool_;
   // Emptiness checks made while lowering stop when the compile is cancelled
