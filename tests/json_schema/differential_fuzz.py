@@ -588,6 +588,14 @@ class Gen:
                     {"enum": [1, 1.5, 2]}, {"type": "string"}, {"type": "string", "minLength": 1}])
         return s
 
+    def pattern_root(self):
+        """--patterns: a string pattern alone (the regex engine against
+        Python's re on the ECMA-262 translation), maybe with a length."""
+        s = {"type": "string", "pattern": gen_pattern(self.rng)}
+        if self.chance(0.2):
+            s["maxLength"] = self.rng.randint(0, 4)
+        return s
+
     def root(self, depth):
         rng = self.rng
         if self.chance(0.25):
@@ -630,8 +638,8 @@ class Gen:
 
 # ---------------------------------------------------------- instance generator
 class Instances:
-    def __init__(self, rng, root):
-        self.rng, self.root = rng, root
+    def __init__(self, rng, root, mutation=0.08):
+        self.rng, self.root, self.mutation = rng, root, mutation
 
     def chance(self, p):
         return self.rng.random() < p
@@ -685,7 +693,7 @@ class Instances:
                 t = rng.choice(["object", "array", "string", "number", "integer", "boolean",
                                 "null"])
         v = getattr(self, "_" + t)(s, depth)
-        return self.mutate(v, 0.08)
+        return self.mutate(v, self.mutation)
 
     def _null(self, s, depth):
         return None
@@ -993,6 +1001,8 @@ def main():
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--batch", type=int, default=200, help="schemas per CLI run")
     parser.add_argument("--show", type=int, default=20)
+    parser.add_argument("--patterns", action="store_true",
+                        help="schemas of one string pattern each (a regex differential)")
     parser.add_argument("--failures", help="write every disagreement here (JSON lines)")
     parser.add_argument("--minimize", type=int, default=0,
                         help="minimize the first N distinct disagreements (slow)")
@@ -1006,8 +1016,8 @@ def main():
     while done < args.schemas:
         cases = []
         for _ in range(min(args.batch, args.schemas - done)):
-            schema = Gen(rng).root(args.depth)
-            inst = Instances(rng, schema)
+            schema = Gen(rng).pattern_root() if args.patterns else Gen(rng).root(args.depth)
+            inst = Instances(rng, schema, 0.4 if args.patterns else 0.08)
             values = []
             for _ in range(args.instances):
                 v = inst.near(schema)
