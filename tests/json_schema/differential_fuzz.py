@@ -859,7 +859,9 @@ def run_cli(cli, lines, order):
     return out, None
 
 
-REFUSAL_NOISE = re.compile(r"(at |pointer |)(/[^ ,;:)]*|#[^ ,;:)]*)|\"[^\"]*\"|'[^']*'|\d+")
+# Pointers, long quoted parts (patterns, values) and numbers vary; keyword
+# names (short quoted parts) say which refusal it is.
+REFUSAL_NOISE = re.compile(r"(/[^ ,;:)]*|#[^ ,;:)]*)|\"[^\"]{16,}\"|'[^']*'|\d+")
 
 
 def refusal_reason(code, why):
