@@ -389,7 +389,18 @@ StockValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {
 })
 
 
+OVERRIDES = {"pattern": _pattern, "patternProperties": _pattern_properties,
+             "additionalProperties": _additional_properties, "multipleOf": _multiple_of,
+             "enum": _enum, "const": _const, "uniqueItems": _unique_items}
+Validator7 = jsonschema.validators.extend(jsonschema.Draft7Validator, OVERRIDES)
+StockValidator7 = jsonschema.validators.extend(jsonschema.Draft7Validator, {
+    k: v for k, v in OVERRIDES.items() if k not in ("enum", "const", "uniqueItems")})
+D7 = "http://json-schema.org/draft-07/schema#"
+
+
 def python_verdict(schema, data, validator=None):
+    if schema.get("$schema") == D7:
+        validator = StockValidator7 if validator is StockValidator else Validator7
     try:
         return (validator or Validator)(schema, format_checker=FORMAT_CHECKER).is_valid(data)
     except RecursionError:
@@ -843,6 +854,39 @@ class Instances:
         return v
 
 
+def to_draft7(s):
+    """The same schema in draft-07's words: definitions, array-form items with
+    additionalItems, dependencies. minContains/maxContains stay: unknown
+    keywords there, which both sides must ignore."""
+    if isinstance(s, list):
+        return [to_draft7(x) for x in s]
+    if not isinstance(s, dict):
+        return s
+    out = {}
+    for k, v in s.items():
+        if k == "$defs":
+            out["definitions"] = {n: to_draft7(d) for n, d in v.items()}
+        elif k == "$ref":
+            out["$ref"] = v.replace("#/$defs/", "#/definitions/")
+        elif k == "prefixItems":
+            out["items"] = to_draft7(v)
+            if "items" in s:
+                out["additionalItems"] = to_draft7(s["items"])
+        elif k == "items" and "prefixItems" in s:
+            continue
+        elif k in ("dependentRequired", "dependentSchemas"):
+            out.setdefault("dependencies", {}).update(to_draft7(v))
+        elif k in ("properties", "patternProperties", "dependentSchemas"):
+            out[k] = {n: to_draft7(d) for n, d in v.items()}
+        elif k in ("enum", "const"):
+            out[k] = v
+        else:
+            out[k] = to_draft7(v)
+    if s.get("$schema") or "$defs" in s:
+        out["$schema"] = D7
+    return out
+
+
 SPELLINGS = [dict(ensure_ascii=False), dict(ensure_ascii=False, separators=(",", ":")),
              dict(ensure_ascii=True), dict(ensure_ascii=True, separators=(",", ":"))]
 
@@ -1003,6 +1047,8 @@ def main():
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--batch", type=int, default=200, help="schemas per CLI run")
     parser.add_argument("--show", type=int, default=20)
+    parser.add_argument("--dialect", choices=["2020-12", "draft7"], default="2020-12",
+                        help="draft7: the schemas rewritten in draft-07's keywords")
     parser.add_argument("--patterns", action="store_true",
                         help="schemas of one string pattern each (a regex differential)")
     parser.add_argument("--failures", help="write every disagreement here (JSON lines)")
@@ -1024,6 +1070,9 @@ def main():
             for _ in range(args.instances):
                 v = inst.near(schema)
                 values.append(v)
+            if args.dialect == "draft7":
+                schema = to_draft7(schema)
+                schema["$schema"] = D7
             for v in values:
                 cases.append((schema, v))
             done += 1
