@@ -392,9 +392,24 @@ StockValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {
 OVERRIDES = {"pattern": _pattern, "patternProperties": _pattern_properties,
              "additionalProperties": _additional_properties, "multipleOf": _multiple_of,
              "enum": _enum, "const": _const, "uniqueItems": _unique_items}
-Validator7 = jsonschema.validators.extend(jsonschema.Draft7Validator, OVERRIDES)
+# python3-jsonschema 4.10.3's additionalItems: false sorts the extra items for
+# its message, and raises TypeError when they mix types ([1, []]).
+def _additional_items(validator, aI, instance, schema):
+    if not validator.is_type(instance, "array") or \
+            validator.is_type(schema.get("items", {}), "object"):
+        return
+    n = len(schema.get("items", []))
+    if validator.is_type(aI, "object"):
+        for index, item in enumerate(instance[n:], start=n):
+            yield from validator.descend(item, aI, path=index)
+    elif not aI and len(instance) > n:
+        yield jsonschema.ValidationError("additional items are not allowed")
+
+
+OVERRIDES7 = dict(OVERRIDES, additionalItems=_additional_items)
+Validator7 = jsonschema.validators.extend(jsonschema.Draft7Validator, OVERRIDES7)
 StockValidator7 = jsonschema.validators.extend(jsonschema.Draft7Validator, {
-    k: v for k, v in OVERRIDES.items() if k not in ("enum", "const", "uniqueItems")})
+    k: v for k, v in OVERRIDES7.items() if k not in ("enum", "const", "uniqueItems")})
 D7 = "http://json-schema.org/draft-07/schema#"
 
 
