@@ -997,9 +997,18 @@ class Lowering {
     }
     ExprId own;
     if (names.enum_values) {
+      // Each key must meet the rest of the key schema too (a format beside
+      // the enum), as enum values do in DefineValue.
       std::vector<ExprId> keys;
       for (const JsonValue& v : *names.enum_values) {
-        if (v.kind() == JsonValue::Kind::kString) keys.push_back(pool_.Literal(v.string()));
+        if (v.kind() != JsonValue::Kind::kString) continue;
+        absl::StatusOr<bool> matches = Values().Matches(id, v);
+        if (!matches.ok()) {
+          return AtNode(absl::Status(matches.status().code(),
+                                     absl::StrCat(matches.status().message(), At(names))),
+                        names);
+        }
+        if (*matches) keys.push_back(pool_.Literal(v.string()));
       }
       own = pool_.Or(keys);
     } else {

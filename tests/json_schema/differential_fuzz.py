@@ -575,7 +575,8 @@ class Gen:
             s["propertyNames"] = rng.choice([{"pattern": gen_pattern(rng)},
                                              {"maxLength": rng.randint(0, 2)},
                                              {"enum": rng.sample(KEYS, 3)},
-                                             {"not": {"const": rng.choice(KEYS)}}])
+                                             {"not": {"const": rng.choice(KEYS)}},
+                                             self.names_with_format()])
         if self.chance(0.2):
             s["minProperties"] = rng.randint(0, 2)
         if self.chance(0.2):
@@ -585,6 +586,12 @@ class Gen:
         if self.chance(0.1):
             s["dependentSchemas"] = {rng.choice(KEYS): self._object(depth - 1)}
         return s
+
+    def names_with_format(self):
+        """propertyNames: an enum of keys beside a format (some keys of it)."""
+        fmt = self.rng.choice(sorted(FORMATS))
+        return {"enum": self.rng.sample(KEYS, 2) + self.rng.sample(FORMATS[fmt][1], 2),
+                "format": fmt}
 
     def _array(self, depth):
         rng = self.rng
@@ -776,6 +783,9 @@ class Instances:
         if r < 0.4 and isinstance(s.get("propertyNames"), dict) and \
                 "pattern" in s["propertyNames"]:
             return PATTERNS[s["propertyNames"]["pattern"]][1](rng)
+        names = s.get("propertyNames")
+        if r < 0.5 and isinstance(names, dict) and names.get("enum"):
+            return rng.choice(names["enum"])
         if r < 0.5:
             return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 2)))
         return rng.choice(KEYS)

@@ -71,6 +71,9 @@ TEST(EnumBesideKeywordsTest, OtherKeywordsOfTheNodeApplyToTheValues) {
        "[\"abc\"]", "[\"2020-01-31\"]"},
       {R"({"patternProperties":{"b":{"enum":[[-3,2]]},"^ab$":{"contains":{"type":"null"}}}})",
        "{\"ab\": [-3, 2]}", "{\"b\": [-3, 2]}"},
+      // Keys: propertyNames' enum beside a format.
+      {R"({"propertyNames":{"enum":["a","2020-01-31"],"format":"date"}})", "{\"a\": 1}",
+       "{\"2020-01-31\": 1}"},
   };
   for (const Case& c : cases) {
     auto g = Compile(c.schema);
