@@ -140,6 +140,10 @@ bool IsAssertedFormat(std::string_view format) {
   return false;
 }
 
+bool IsConstrainingFormat(std::string_view format) {
+  return IsAssertedFormat(format) || FormatPattern(format).ok();
+}
+
 absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format) {
   // RFC 3339 full-date with real month lengths and Gregorian leap years (the
   // year's last two digits divisible by 4 but not 00, or a century divisible

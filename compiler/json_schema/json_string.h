@@ -67,6 +67,12 @@ absl::StatusOr<FormatLanguage> FormatPattern(std::string_view format);
 // jsonschema FormatChecker still asserts.
 bool IsAssertedFormat(std::string_view format);
 
+// Formats whose strings the grammar constrains: the asserted ones and those
+// outside JSON Schema that the engine still enforces (OpenAPI's "byte").
+// Complements and key witnesses must treat these as constraints: taking
+// "byte" for an annotation made `{"not":{"format":"byte"}}` match nothing.
+bool IsConstrainingFormat(std::string_view format);
+
 }  // namespace maskd::json_schema
 
 #endif  // MASKD_COMPILER_JSON_SCHEMA_JSON_STRING_H_

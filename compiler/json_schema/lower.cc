@@ -14,6 +14,7 @@
 #include "compiler/json_schema/finite_domain.h"
 #include "compiler/json_schema/json_string.h"
 #include "compiler/json_schema/numeric_regex.h"
+#include "compiler/json_schema/value_match.h"
 #include "compiler/regex/ecma_regex.h"
 
 namespace maskd::json_schema {
@@ -234,11 +235,24 @@ class Lowering {
       return absl::OkStatus();
     }
     if (node.enum_values) {
+      // The values are literals: each must satisfy the rest of the node
+      // (items, properties, format, ...), which normalization's filter
+      // (local constraints only) does not check.
+      bool any = false;
       for (const JsonValue& v : *node.enum_values) {
+        absl::StatusOr<bool> matches = Values().Matches(id, v);
+        if (!matches.ok()) {
+          return AtNode(absl::Status(matches.status().code(),
+                                     absl::StrCat(matches.status().message(), At(node))),
+                        node);
+        }
+        if (!*matches) continue;
         absl::StatusOr<std::vector<Symbol>> rhs = Const(v, node);
         if (!rhs.ok()) return rhs.status();
         Rule(nt, *std::move(rhs));
+        any = true;
       }
+      if (!any) Rule(nt, {Symbol::Nonterminal(nothing_)});
       return absl::OkStatus();
     }
     if ((node.types & kNullType) && !Excluded(node, JsonValue())) Rule(nt, {Literal("null")});
@@ -751,6 +765,19 @@ class Lowering {
           "strings, numbers, booleans, null) nor strings without maxLength, pattern or format",
           node);
     }
+    // The domain comes from the item node's enum or types; its values must
+    // satisfy the rest of that node too (a format beside the enum).
+    std::vector<JsonValue> values;
+    for (JsonValue& v : *domain) {
+      absl::StatusOr<bool> matches = Values().Matches(node.items, v);
+      if (!matches.ok()) {
+        return AtNode(absl::Status(matches.status().code(),
+                                   absl::StrCat(matches.status().message(), At(node))),
+                      node);
+      }
+      if (*matches) values.push_back(std::move(v));
+    }
+    *domain = std::move(values);
     uint64_t max = domain->size();
     if (node.max_items) max = std::min<uint64_t>(max, *node.max_items);
     if (node.min_items > max) {
@@ -970,9 +997,18 @@ class Lowering {
     }
     ExprId own;
     if (names.enum_values) {
+      // Each key must meet the rest of the key schema too (a format beside
+      // the enum), as enum values do in DefineValue.
       std::vector<ExprId> keys;
       for (const JsonValue& v : *names.enum_values) {
-        if (v.kind() == JsonValue::Kind::kString) keys.push_back(pool_.Literal(v.string()));
+        if (v.kind() != JsonValue::Kind::kString) continue;
+        absl::StatusOr<bool> matches = Values().Matches(id, v);
+        if (!matches.ok()) {
+          return AtNode(absl::Status(matches.status().code(),
+                                     absl::StrCat(matches.status().message(), At(names))),
+                        names);
+        }
+        if (*matches) keys.push_back(pool_.Literal(v.string()));
       }
       own = pool_.Or(keys);
     } else {
@@ -1327,6 +1363,12 @@ class Lowering {
 
   const Schema& schema_;
   const LowerOptions& options_;
+  // Decides enum/const values on their whole node (made on first use).
+  std::optional<ValueMatcher> value_matcher_;
+  ValueMatcher& Values() {
+    if (!value_matcher_) value_matcher_.emplace(schema_, options_.ignore_unknown_formats);
+    return *value_matcher_;
+  }
   GrammarIr& ir_;
   ExprSet& pool_;
   // Emptiness checks made while lowering stop when the compile is cancelled

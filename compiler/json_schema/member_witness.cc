@@ -105,7 +105,7 @@ absl::StatusOr<bool> Normalizer::KeyMatches(NodeId key_node, const std::string& 
       n.if_schema != kNoNode) {
     return Undecidable("oneOf, not or if/then/else", n);
   }
-  if (n.format && IsAssertedFormat(*n.format)) return Undecidable("a format", n);
+  if (n.format && IsConstrainingFormat(*n.format)) return Undecidable("a format", n);
   const JsonValue value = JsonValue::String(key);
   const std::string canonical = value.CanonicalKey();
   if (n.enum_values) {

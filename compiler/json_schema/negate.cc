@@ -144,8 +144,9 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
       x.patterns = {p};
       MASKD_RETURN_IF_ERROR(add(std::move(x)));
     }
-    // A format validators do not assert constrains nothing: nothing to negate.
-    if (n.format && IsAssertedFormat(*n.format)) return NoComplement("format", n);
+    // A format the engine does not constrain (an annotation) has nothing to
+    // negate; one it enforces (IsConstrainingFormat) has no complement here.
+    if (n.format && IsConstrainingFormat(*n.format)) return NoComplement("format", n);
   }
   if (types & kNumberTypes) {
     if (n.minimum) {

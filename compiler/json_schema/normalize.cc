@@ -715,6 +715,10 @@ bool ValueMatchesLocally(const SchemaNode& n, const JsonValue& value) {
   return MatchesScalarConstraints(n, value);
 }
 
+bool ValueMatchesLocallyBesidesEnum(const SchemaNode& n, const JsonValue& value) {
+  return MatchesScalarConstraints(n, value);
+}
+
 namespace {
 
 bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value, std::string* undecided) {

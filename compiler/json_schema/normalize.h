@@ -31,6 +31,9 @@ absl::Status NormalizeSchema(Schema* schema, int max_nodes, bool rewrite_combina
 // Sub-schemas (properties, items, combinators) are not consulted, so `true`
 // means "not excluded locally".
 bool ValueMatchesLocally(const SchemaNode& node, const JsonValue& value);
+// The same without the enum membership test (a caller that tests membership
+// itself, with a set, for enums of thousands of values).
+bool ValueMatchesLocallyBesidesEnum(const SchemaNode& node, const JsonValue& value);
 
 // Conservative: true only if no instance whose type is in `within` can
 // match both nodes. oneOf branches need to be told apart only on the types

@@ -400,12 +400,15 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
       std::vector<std::string> values;
       for (int64_t v = first; v <= hi; v += m) {
         values.push_back(std::to_string(v));
+        // Zero has a negative spelling too (json.dumps writes -0.0 as such,
+        // and the float spellings add the `.0`).
+        if (v == 0) values.push_back("-0");
         if (values.size() > 1000) return unimplemented();
       }
-      if (values.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("no multiple of ", multiple_of.ToString(), " in [", lo, ", ", hi, "]"));
-      }
+      // No multiple in range: a valid schema whose integers are an empty
+      // language (beside a string type or in one anyOf branch the rest
+      // still matches), so a regex that matches nothing, never an error.
+      if (values.empty()) return std::string("[^\\s\\S]");
       return *Union(values);
     }
   }

@@ -50,7 +50,8 @@ absl::StatusOr<std::string> NumberRangeRegex(const std::optional<NumericBound>& 
 // a non-integer divisor d admits the integers that are multiples of d).
 // Exact in these cases, Unimplemented (naming multipleOf) otherwise:
 //  * multiple_of is 1 (or divides 1, e.g. 0.5): the plain range;
-//  * the range holds at most 1000 multiples: they are listed;
+//  * the range holds at most 1000 multiples: they are listed (none: a
+//    class that matches nothing);
 //  * the range is unbounded on both sides and multiple_of divides 10^n with
 //    at most 1000 residues to list (2, 4, 5, 8, 10, 20, 25, 50, 100, ...):
 //    divisibility is then decided by the last n digits.

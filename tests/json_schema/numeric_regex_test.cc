@@ -233,6 +233,8 @@ TEST(IntegerMultipleOfRegexTest, ExactWhereSupported) {
       {NumericBound{DecimalOf("-30"), false}, NumericBound{DecimalOf("1000"), true}, "7"},
       {NumericBound{DecimalOf("0"), true}, NumericBound{DecimalOf("100"), false}, "11"},
       {NumericBound{DecimalOf("-1000"), false}, NumericBound{DecimalOf("1000"), false}, "3"},
+      // No multiple in range: a regex that matches nothing, not an error.
+      {NumericBound{DecimalOf("1"), false}, NumericBound{DecimalOf("1.5"), false}, "2"},
   };
   for (const Case& c : cases) {
     Decimal m = DecimalOf(c.multiple);

@@ -9,13 +9,18 @@
 // the compiled grammar fed the instance byte by byte (each byte checked
 // against its mask, EOS against CanStop; "X" when they disagree), or
 // "E:CODE" when the compile fails.
+// Flags: --property_order=any compiles with PropertyOrder::kAnyOrder (the
+// language is then JSON Schema's, keys in any order); --why adds, after a
+// tab, the first line of the compile error to E:CODE lines.
 #include <iostream>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_replace.h"
 #include "compiler/compile/compile.h"
 #include "compiler/json_schema/parse_schema.h"
 #include "compiler/matcher/matcher.h"
@@ -41,7 +46,19 @@ std::string EngineVerdict(const std::shared_ptr<const CompiledGrammar>& g, const
   return m->CanStop() ? "1" : "0";
 }
 
-int Run(bool any_order) {
+int Run(int argc, char** argv) {
+  bool any_order = false, why = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--property_order=any" || arg == "--any_order") {
+      any_order = true;
+    } else if (arg == "--why") {
+      why = true;
+    } else if (arg != "--property_order=schema") {
+      std::cerr << "verdicts_cli: flags are --property_order=schema|any (--any_order) and --why\n";
+      return 2;
+    }
+  }
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
   auto tokenizer = std::make_shared<testing::SmallVocabTokenizer>(vocab, "bytes");
@@ -84,7 +101,13 @@ int Run(bool any_order) {
     if (grammar->second.ok()) {
       out += EngineVerdict(*grammar->second, instance);
     } else {
-      out += "E:" + absl::StatusCodeToString(grammar->second.status().code());
+      const absl::Status& s = grammar->second.status();
+      out += "E:" + absl::StatusCodeToString(s.code());
+      if (why) {
+        std::string message(s.message().substr(0, s.message().find('\n')));
+        absl::StrReplaceAll({{"\t", " "}}, &message);
+        out += "\t" + message;
+      }
     }
     std::cout << out << "\n";
   }
@@ -94,7 +117,4 @@ int Run(bool any_order) {
 }  // namespace
 }  // namespace maskd
 
-int main(int argc, char** argv) {
-  const bool any_order = argc > 1 && std::string(argv[1]) == "--any_order";
-  return maskd::Run(any_order);
-}
+int main(int argc, char** argv) { return maskd::Run(argc, argv); }

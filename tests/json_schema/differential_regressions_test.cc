@@ -1,0 +1,159 @@
+// Disagreements with python3-jsonschema that differential_fuzz.py found, each
+// minimized to a case that failed before its fix.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/compile/compile.h"
+#include "compiler/matcher/matcher.h"
+#include "gtest/gtest.h"
+#include "tests/support/small_vocab_tokenizer.h"
+
+namespace maskd {
+namespace {
+
+std::shared_ptr<const Tokenizer> Bytes() {
+  static const auto* vocab = new std::shared_ptr<const Tokenizer>([] {
+    std::vector<std::string> tokens;
+    for (int b = 0; b < 256; ++b) tokens.push_back(std::string(1, static_cast<char>(b)));
+    return std::make_shared<const testing::SmallVocabTokenizer>(tokens, "bytes");
+  }());
+  return *vocab;
+}
+
+std::shared_ptr<const CompiledGrammar> Compile(const std::string& schema) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = schema;
+  CompileOptions options;
+  options.property_order = PropertyOrder::kAnyOrder;
+  auto g = CompileGrammar(spec, options, Bytes());
+  EXPECT_TRUE(g.ok()) << schema << ": " << g.status();
+  return g.ok() ? *g : nullptr;
+}
+
+bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string& text) {
+  std::unique_ptr<Matcher> m = Matcher::Create(g);
+  return m->AcceptBytes(text) && m->CanStop();
+}
+
+struct Case {
+  std::string schema;
+  std::string excluded;  // An enum value the keyword beside it rules out.
+  std::string kept;      // One it keeps ("" when none is left).
+};
+
+// enum/const values are written as literals, so every other keyword of the
+// same node must be applied to them at compile time (value_match.h): the
+// filter applied only the node's local constraints (type, bounds, lengths,
+// patterns, counts, required), so the excluded values below were accepted.
+TEST(EnumBesideKeywordsTest, OtherKeywordsOfTheNodeApplyToTheValues) {
+  const std::vector<Case> cases = {
+      {R"({"enum":[[-3,2],[null]],"contains":{"type":"null"}})", "[-3, 2]", "[null]"},
+      {R"({"allOf":[{"enum":[[-3,2]]},{"contains":{"type":"null"}}]})", "[-3, 2]", ""},
+      {R"({"enum":[[-3,2],["a"]],"items":{"type":"string"}})", "[-3, 2]", "[\"a\"]"},
+      {R"({"enum":[[1],[2]],"prefixItems":[{"const":2}]})", "[1]", "[2]"},
+      {R"({"enum":[[1,1],[1,2]],"uniqueItems":true})", "[1, 1]", "[1, 2]"},
+      {R"({"enum":[{"a":1},{"":1}],"propertyNames":{"maxLength":0}})", "{\"a\": 1}", "{\"\": 1}"},
+      {R"({"enum":[{"a":1},{"b":1}],"properties":{"a":{"type":"string"}}})", "{\"a\": 1}",
+       "{\"b\": 1}"},
+      {R"({"enum":[{"a":1},{"b":"x"}],"additionalProperties":{"type":"string"}})", "{\"a\": 1}",
+       "{\"b\": \"x\"}"},
+      {R"({"enum":[{"ab":1},{"b":1}],"patternProperties":{"^a":false}})", "{\"ab\": 1}",
+       "{\"b\": 1}"},
+      {R"({"enum":[{"a":1},{"a":1,"b":2}],"dependentRequired":{"a":["b"]}})", "{\"a\": 1}",
+       "{\"a\": 1, \"b\": 2}"},
+      {R"({"enum":[{"a":1},{"b":1}],"dependentSchemas":{"a":false}})", "{\"a\": 1}", "{\"b\": 1}"},
+      {R"({"const":{"a":1},"not":{"const":{"a":1}}})", "{\"a\": 1}", ""},
+      {R"({"enum":["abc","2020-01-31"],"format":"date"})", "\"abc\"", "\"2020-01-31\""},
+      {R"({"type":"string","format":"uuid","enum":["x"]})", "\"x\"", ""},
+      {R"({"type":"array","uniqueItems":true,"items":{"enum":["abc","2020-01-31"],"format":"date"}})",
+       "[\"abc\"]", "[\"2020-01-31\"]"},
+      {R"({"patternProperties":{"b":{"enum":[[-3,2]]},"^ab$":{"contains":{"type":"null"}}}})",
+       "{\"ab\": [-3, 2]}", "{\"b\": [-3, 2]}"},
+      // Keys: propertyNames' enum beside a format.
+      {R"({"propertyNames":{"enum":["a","2020-01-31"],"format":"date"}})", "{\"a\": 1}",
+       "{\"2020-01-31\": 1}"},
+  };
+  for (const Case& c : cases) {
+    auto g = Compile(c.schema);
+    if (g == nullptr) continue;
+    EXPECT_FALSE(Accepts(g, c.excluded)) << c.schema << " accepts " << c.excluded;
+    if (!c.kept.empty()) {
+      EXPECT_TRUE(Accepts(g, c.kept)) << c.schema << " rejects " << c.kept;
+    }
+  }
+}
+
+TEST(EnumBesideKeywordsTest, AnUnknownFormatBesideAnEnumIsRefused) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = R"({"enum":["abc"],"format":"no-such-format"})";
+  auto g = CompileGrammar(spec, CompileOptions(), Bytes());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << g.status();
+}
+
+// "byte" (OpenAPI) is enforced where it is asserted, so its complement must
+// be refused like every enforced format's: negation took it for an
+// annotation, and `not`, oneOf and contains then matched nothing where they
+// should match every non-base64 string.
+TEST(FormatComplementTest, AnEnforcedFormatOutsideJsonSchemaHasNoComplement) {
+  for (const std::string schema :
+       {R"({"not":{"format":"byte"}})", R"({"oneOf":[{},{"format":"byte"}]})",
+        R"({"contains":{"format":"byte"}})", R"({"if":{"properties":{"a":{"format":"byte"}}}})"}) {
+    GrammarSpec spec;
+    spec.kind = SpecKind::kJsonSchema;
+    spec.text = schema;
+    auto g = CompileGrammar(spec, CompileOptions(), Bytes());
+    ASSERT_FALSE(g.ok()) << schema << " compiled";
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << g.status();
+    EXPECT_NE(g.status().message().find("format"), std::string::npos) << g.status();
+  }
+  // Where the format is not complemented it is still enforced.
+  auto g = Compile(R"({"type":"array","items":{"format":"byte"}})");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(Accepts(g, "[\"SGk=\", 1]"));
+  EXPECT_FALSE(Accepts(g, "[\"SGk\"]"));
+}
+
+// A range with no multiple of multipleOf is an empty set of numbers, not an
+// invalid schema: it was InvalidArgument ("no multiple of 2 in [1, 1]"),
+// refusing schemas whose other types or branches still match.
+TEST(EmptyMultipleRangeTest, OtherTypesAndBranchesStillMatch) {
+  for (
+      const std::string schema :
+      {R"({"anyOf":[{"type":"string"},{"type":"integer","minimum":1,"maximum":1,"multipleOf":2}]})",
+       R"({"minimum":1,"maximum":1.5,"multipleOf":2})",
+       R"({"type":["integer","string"],"minimum":1,"maximum":1.5,"multipleOf":2})"}) {
+    auto g = Compile(schema);
+    if (g == nullptr) continue;
+    EXPECT_TRUE(Accepts(g, "\"a\"")) << schema;
+    for (const std::string number : {"1", "2", "0", "1.0"}) {
+      EXPECT_FALSE(Accepts(g, number)) << schema << " accepts " << number;
+    }
+  }
+  // Alone, it is the empty language: a grammar that allows nothing.
+  auto g = Compile(R"({"type":"integer","minimum":1,"maximum":1,"multipleOf":2})");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(Accepts(g, "1"));
+  EXPECT_FALSE(Accepts(g, "2"));
+}
+
+// Listed multiples (a bounded integer range with multipleOf) had no
+// negative zero: json.dumps(-0.0) is "-0.0", a valid 0, and was rejected.
+TEST(ListedMultiplesTest, NegativeZeroIsZero) {
+  for (const std::string schema : {R"({"type":"integer","minimum":-5,"maximum":5,"multipleOf":2})",
+                                   R"({"minimum":-0.5,"exclusiveMaximum":1.5,"multipleOf":2})"}) {
+    auto g = Compile(schema);
+    if (g == nullptr) continue;
+    for (const std::string zero : {"0", "-0", "0.0", "-0.0"}) {
+      EXPECT_TRUE(Accepts(g, zero)) << schema << " rejects " << zero;
+    }
+    EXPECT_FALSE(Accepts(g, "-1")) << schema;
+    EXPECT_FALSE(Accepts(g, "-0.5")) << schema;
+  }
+}
+
+}  // namespace
+}  // namespace maskd
