@@ -400,6 +400,7 @@ absl::StatusOr<std::string> IntegerMultipleOfRegex(const std::optional<NumericBo
       std::vector<std::string> values;
       for (int64_t v = first; v <= hi; v += m) {
         values.push_back(std::to_string(v));
+        if (v == 0) values.push_back("-0");  // Zero's other spelling (json.dumps's -0.0).
         if (values.size() > 1000) return unimplemented();
       }
       if (values.empty()) {

@@ -449,21 +449,60 @@ ExprId ExprSet::Machine(std::shared_ptr<const ByteMachine> machine, uint64_t sta
   machine->FoldIdentity(identity);
   auto [it, inserted] = machine_ids_.try_emplace(identity, static_cast<uint32_t>(machines_.size()));
   if (inserted) {
+    std::vector<uint8_t> reps;
     for (const ByteSet& set : machine->ByteClasses()) {
-      if (!set.Empty()) RefineClasses(set);
+      if (set.Empty()) continue;
+      RefineClasses(set);
+      for (int b = 0; b < 256; ++b) {
+        if (set.Contains(static_cast<uint8_t>(b))) {
+          reps.push_back(static_cast<uint8_t>(b));
+          break;
+        }
+      }
     }
     machines_.push_back(std::move(machine));
+    machine_reps_.push_back(std::move(reps));
   }
   return MachineAt(it->second, state);
 }
 
 ExprId ExprSet::MachineAt(uint32_t index, uint64_t state) {
+  Key key{ExprKind::kMachine, static_cast<uint32_t>(state), static_cast<uint32_t>(state >> 32),
+          absl::InlinedVector<ExprId, 3>(), index};
+  if (auto it = interned_.find(key); it != interned_.end()) return it->second;
   const bool accepting = machines_[index]->Accepting(state);
   // Live states only (ByteMachine's contract): never empty, so no boolean
-  // flag and no emptiness checks. A non-accepting state needs a byte more.
-  return Intern(Key{ExprKind::kMachine, static_cast<uint32_t>(state),
-                    static_cast<uint32_t>(state >> 32), absl::InlinedVector<ExprId, 3>(), index},
-                accepting ? kNullableFlag : 0, accepting ? 0 : 1, kInf);
+  // flag and no emptiness checks.
+  return Intern(std::move(key), accepting ? kNullableFlag : 0, MachineDistance(index, state), kInf);
+}
+
+uint32_t ExprSet::MachineDistance(uint32_t index, uint64_t state) const {
+  // Breadth-first over the machine's states, a few levels and states deep:
+  // the depth of the first accepting state, or of the first level not fully
+  // explored (a lower bound). An emptiness check of And(range, machine)
+  // orders its search by MinLength, so a bound as flat as 0/1 sent it
+  // depth-first through thousands of remainders (budget exhausted on
+  // `multipleOf 13.5, maximum 100`).
+  constexpr uint32_t kMaxDepth = 8;
+  constexpr size_t kMaxStates = 96;
+  const ByteMachine& m = *machines_[index];
+  if (m.Accepting(state)) return 0;
+  std::vector<uint64_t> level = {state};
+  absl::flat_hash_set<uint64_t> seen = {state};
+  for (uint32_t depth = 1; depth <= kMaxDepth; ++depth) {
+    std::vector<uint64_t> next;
+    for (uint64_t s : level) {
+      for (uint8_t b : machine_reps_[index]) {
+        const std::optional<uint64_t> n = m.Step(s, b);
+        if (!n.has_value() || !seen.insert(*n).second) continue;
+        if (m.Accepting(*n)) return depth;
+        if (seen.size() > kMaxStates) return depth;  // Level `depth` not fully seen.
+        next.push_back(*n);
+      }
+    }
+    level = std::move(next);
+  }
+  return kMaxDepth + 1;
 }
 
 ExprId ExprSet::NonEmptyAtDepth(ExprId e, int depth) {

@@ -313,6 +313,9 @@ class ExprSet {
   ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
   // The state of the registered machine machines_[index].
   ExprId MachineAt(uint32_t index, uint64_t state);
+  // A lower bound on the length of the strings from a machine state (exact
+  // when small): its MinLength.
+  uint32_t MachineDistance(uint32_t index, uint64_t state) const;
   void RefineClasses(const ByteSet& set);
   ExprId ComputeDerivative(ExprId e, uint8_t b);
   // Memoizes d as e's derivative by b and passes containment facts on.
@@ -363,6 +366,8 @@ class ExprSet {
   ExprId any_codepoint_ = kNothing;
   // Registered machines, and their indices by identity.
   std::vector<std::shared_ptr<const ByteMachine>> machines_;
+  // Per machine, one byte of each of its byte classes.
+  std::vector<std::vector<uint8_t>> machine_reps_;
   absl::flat_hash_map<Fingerprint, uint32_t> machine_ids_;
 };
 

@@ -43,9 +43,9 @@ bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string&
 }
 
 // Multiples of 0.05 in [-12, 12] in fixed notation (with and without a
-// trailing zero, integers also bare) and exponent spellings past 1e16 that
-// a double holds exactly (the reference validator reads numbers as doubles;
-// numeric_regex_test checks the others with exact decimals).
+// trailing zero, integers also bare) and exponent spellings json.dumps
+// writes (past 1e16, below 1e-4) that a double holds exactly (the reference validator reads numbers
+// as doubles; numeric_regex_test checks the others with exact decimals).
 std::vector<std::string> Spellings() {
   std::vector<std::string> out;
   for (int i = -240; i <= 240; ++i) {
@@ -56,11 +56,9 @@ std::vector<std::string> Spellings() {
     out.push_back(v + "0");
     if (a % 20 == 0) out.push_back(absl::StrCat(sign, a / 20));
   }
-  for (const char* e :
-       {"1e+16",   "2e+16", "2.5e+16",  "1.5e+16", "1.25e+17", "-4e+16",   "1.0000000000000002e+16",
-        "3e+16",   "9e+16", "1.35e+17", "7e+16",   "1.1e+17",  "3e3",      "2.7e1",
-        "1.5e-05", "3e-05", "-0",       "-0.0",    "0e0",      "-2.1e+16", "4.5",
-        "13.5",    "40.5"}) {
+  for (const char* e : {"1e+16", "2e+16", "2.5e+16", "1.5e+16", "1.25e+17", "-4e+16",
+                        "1.0000000000000002e+16", "3e+16", "9e+16", "1.35e+17", "7e+16", "1.1e+17",
+                        "1.5e-05", "3e-05", "-0.0", "-2.1e+16", "4.5", "13.5", "40.5"}) {
     out.push_back(e);
   }
   return out;
