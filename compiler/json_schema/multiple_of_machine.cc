@@ -84,6 +84,16 @@ class MultipleOfNumbers final : public regex::ByteMachine {
       p = p * 10 % a_;
       q = q * 10 % a_odd_;
     }
+    // J(r) for every remainder: every Accepting and Step of a mantissa needs it.
+    j_of_r_.assign(a_, kNoJ);
+    for (uint32_t r = 0; r < a_; ++r) {
+      for (int j = 0; j < kPowers; ++j) {
+        if (uint64_t{r} * pow_a_[j] % a_ == 0) {
+          j_of_r_[r] = static_cast<uint8_t>(j);
+          break;
+        }
+      }
+    }
     // tails_[n][ρ]: some y in [1, 10^n) not divisible by 10 has y ≡ ρ
     // (mod A'); from the first n with 10^(n-1) >= A' every ρ does.
     uint64_t power = 10;
@@ -145,10 +155,8 @@ class MultipleOfNumbers final : public regex::ByteMachine {
 
   // The least j >= 0 with A | r * 10^j, or nullopt.
   std::optional<uint32_t> J(uint32_t r) const {
-    for (int j = 0; j < kPowers; ++j) {
-      if (uint64_t{r} * pow_a_[j] % a_ == 0) return static_cast<uint32_t>(j);
-    }
-    return std::nullopt;
+    if (j_of_r_[r] == kNoJ) return std::nullopt;
+    return j_of_r_[r];
   }
   // kExp's threshold code for a mantissa r (mod A) with t significant
   // fraction digits: a multiple iff exponent >= t - s + J(r).
@@ -337,6 +345,8 @@ class MultipleOfNumbers final : public regex::ByteMachine {
   uint64_t pow_a_[kPowers];
   uint64_t pow_odd_[kPowers];
   std::vector<std::vector<bool>> tails_;
+  static constexpr uint8_t kNoJ = 0xFF;
+  std::vector<uint8_t> j_of_r_;
 };
 
 }  // namespace

@@ -484,7 +484,7 @@ uint32_t ExprSet::MachineDistance(uint32_t index, uint64_t state) const {
   // depth-first through thousands of remainders (budget exhausted on
   // `multipleOf 13.5, maximum 100`).
   constexpr uint32_t kMaxDepth = 8;
-  constexpr size_t kMaxStates = 96;
+  constexpr size_t kMaxStates = 48;
   const ByteMachine& m = *machines_[index];
   if (m.Accepting(state)) return 0;
   std::vector<uint64_t> level = {state};
