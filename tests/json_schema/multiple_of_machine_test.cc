@@ -16,6 +16,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/json_schema/numeric_regex.h"
+#include "compiler/regex/ecma_regex.h"
+#include "compiler/regex/expr_set.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
 
@@ -181,6 +184,39 @@ TEST(MultipleOfMachineTest, RefusesHugeDivisorsByName) {
   EXPECT_TRUE(MultipleOfMachine(DecimalOf("99991"), true).ok());
   EXPECT_EQ(MultipleOfMachine(DecimalOf("0"), true).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// In a regex pool: And with a range regex matches exactly the multiples in
+// range, its emptiness is decided within the default budget (a flat
+// MinLength sent this search past it for 13.5 below 100), the machine's
+// states fingerprint alike in two pools, and Not takes the others.
+TEST(MultipleOfMachineTest, CombinesWithRangesInARegexPool) {
+  const std::vector<std::string> candidates = Candidates();
+  for (const char* d : {"13.5", "7", "0.3"}) {
+    regex::ExprSet pool, other;
+    absl::StatusOr<std::string> range =
+        NumberRangeRegex(std::nullopt, NumericBound{DecimalOf("100"), false});
+    ASSERT_TRUE(range.ok());
+    absl::StatusOr<regex::ExprId> numbers =
+        regex::ParseEcmaRegex(*range, &pool, regex::MatchMode::kFullMatch);
+    ASSERT_TRUE(numbers.ok());
+    auto machine = *MultipleOfMachine(DecimalOf(d), true);
+    const regex::ExprId m = pool.MachineStart(machine);
+    EXPECT_EQ(pool.GetFingerprint(m), other.GetFingerprint(other.MachineStart(machine)));
+    EXPECT_FALSE(pool.HasBoolean(m));
+    const regex::ExprId both = pool.And(*numbers, m);
+    const regex::ExprId others = pool.And(*numbers, pool.Not(m));
+    absl::StatusOr<bool> empty = pool.IsEmpty(both);
+    ASSERT_TRUE(empty.ok()) << d << ": " << empty.status();
+    EXPECT_FALSE(*empty) << d;
+    for (const std::string& s : candidates) {
+      const bool spelled = IsSpelling(s) && pool.Matches(*numbers, s);
+      const bool multiple = spelled && IsMultiple(DecimalOf(s), DecimalOf(d));
+      ASSERT_EQ(pool.Matches(both, s), multiple) << s << " multipleOf " << d;
+      ASSERT_EQ(pool.Matches(others, s), pool.Matches(*numbers, s) && !multiple) << s;
+    }
+    EXPECT_NE(pool.ToString(m).find("multipleOf"), std::string::npos);
+  }
 }
 
 }  // namespace
