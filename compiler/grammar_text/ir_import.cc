@@ -43,6 +43,9 @@ struct ExprCopier {
       case regex::ExprKind::kRepeat:
         out = to.Repeat(args[0], from.RepeatMin(e), from.RepeatMax(e));
         break;
+      case regex::ExprKind::kMachine:
+        out = to.Machine(from.GetMachine(e), from.MachineState(e));
+        break;
     }
     done.emplace(e, out);
     return out;

@@ -104,6 +104,10 @@ ExprId JsonQuoter::QuoteNode(ExprId e) {
       return pool_.And(memo_.at(ExprSet::kAnyByteString), pool_.Not(memo_.at(pool_.Args(e)[0])));
     case ExprKind::kRepeat:
       return pool_.Repeat(memo_.at(pool_.Args(e)[0]), pool_.RepeatMin(e), pool_.RepeatMax(e));
+    case ExprKind::kMachine:
+      // Machines read raw bytes; no string language is built from one (they
+      // spell numbers), so there is nothing exact to quote.
+      return ExprSet::kNothing;
   }
   return ExprSet::kNothing;
 }

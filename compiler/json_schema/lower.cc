@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "compiler/json_schema/any_order_members.h"
 #include "compiler/json_schema/finite_domain.h"
 #include "compiler/json_schema/json_string.h"
+#include "compiler/json_schema/multiple_of_machine.h"
 #include "compiler/json_schema/numeric_regex.h"
 #include "compiler/json_schema/value_match.h"
 #include "compiler/regex/ecma_regex.h"
@@ -394,9 +396,10 @@ class Lowering {
       return AtNode(absl::Status(status.code(), absl::StrCat(status.message(), At(node))), node);
     };
     absl::StatusOr<std::string> re;
-    // Each multipleOf as MultipleOfRegex, intersected with the range below
-    // (unless IntegerMultipleOfRegex listed the multiples already).
-    std::vector<std::string> multiples;
+    // Each multipleOf as MultipleOfRegex (or MultipleOfMachine), intersected
+    // with the range below (unless IntegerMultipleOfRegex listed the
+    // multiples already).
+    std::vector<ExprId> multiples;
     bool multiples_listed = false;
     if (node.multiple_of.size() == 1 && integers_only) {
       // Listing the multiples of a bounded range (or the last digits of an
@@ -408,9 +411,9 @@ class Lowering {
       re = integers_only ? IntegerRangeRegex(node.minimum, node.maximum)
                          : NumberRangeRegex(node.minimum, node.maximum);
       for (const Decimal& d : node.multiple_of) {
-        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        absl::StatusOr<ExprId> m = Multiples(d, /*multiples=*/true);
         if (!m.ok()) return at_node(m.status());
-        multiples.push_back(*std::move(m));
+        multiples.push_back(*m);
       }
     }
     if (!re.ok()) return at_node(re.status());
@@ -431,22 +434,21 @@ class Lowering {
       if (multiples_listed && !(d.digits() == "1" && d.exponent() <= 0)) {
         // The listed multiples are fixed notation: `2e+16` needs the
         // exponent spellings of the multiples.
-        absl::StatusOr<std::string> m = MultipleOfRegex(d);
+        absl::StatusOr<ExprId> m = Multiples(d, /*multiples=*/true);
         if (m.ok()) {
-          absl::StatusOr<ExprId> parsed = ParseRegex(*m, regex::MatchMode::kFullMatch);
-          if (!parsed.ok()) return parsed.status();
-          *large = pool_.And(*large, *parsed);
+          *large = pool_.And(*large, *m);
         } else if (*large != ExprSet::kNothing) {
           return at_node(m.status());
         }
       }
       *numbers = pool_.Or(*numbers, *large);
     }
-    for (const std::string& m : multiples) {
-      absl::StatusOr<ExprId> parsed = ParseRegex(m, regex::MatchMode::kFullMatch);
-      if (!parsed.ok()) return parsed.status();
-      *numbers = pool_.And(*numbers, *parsed);
+    for (const Decimal& d : node.not_multiple_of) {
+      absl::StatusOr<ExprId> m = Multiples(d, /*multiples=*/false);
+      if (!m.ok()) return at_node(m.status());
+      multiples.push_back(*m);
     }
+    for (ExprId m : multiples) *numbers = pool_.And(*numbers, m);
     if (fractions_only) {
       absl::StatusOr<ExprId> non_integers =
           ParseRegex(NonIntegerNumberRegex(), regex::MatchMode::kFullMatch);
@@ -466,6 +468,27 @@ class Lowering {
     }
     if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
     return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
+  }
+
+  // The number spellings of the multiples of d (`multiples`) or of the
+  // other numbers: MultipleOfRegex where d = A * 10^-s has A dividing a
+  // power of ten, else (and for every complement: that regex leaves out
+  // exponent spellings below 1e16, which a complement must not take in)
+  // the remainder machine.
+  absl::StatusOr<ExprId> Multiples(const Decimal& d, bool multiples) {
+    if (multiples) {
+      absl::StatusOr<std::string> re = MultipleOfRegex(d);
+      if (re.ok()) return ParseRegex(*re, regex::MatchMode::kFullMatch);
+      if (re.status().code() != absl::StatusCode::kUnimplemented) return re.status();
+    }
+    absl::StatusOr<std::shared_ptr<const regex::ByteMachine>> machine =
+        MultipleOfMachine(d, multiples);
+    if (!machine.ok()) {
+      if (multiples) return machine.status();
+      return absl::Status(machine.status().code(),
+                          absl::StrCat("\"not\" of ", machine.status().message()));
+    }
+    return pool_.MachineStart(*std::move(machine));
   }
 
   // Exponent spellings of the node's integers of magnitude >= 1e16 (what a

@@ -7,7 +7,7 @@
 // objects with some member violating them (SchemaNode::some_members),
 // anyOf -> allOf of complements, ...). Keywords whose complement needs an
 // existential the node table cannot state ("some item violates items",
-// uniqueItems, format, multipleOf) make
+// uniqueItems, format) make
 // the negation fail with Unimplemented naming the keyword, so nothing is
 // ever approximated.
 #include <string>
@@ -159,7 +159,17 @@ absl::Status Normalizer::NegateInto(NodeId id, NodeId out, int depth) {
       x.minimum = NumericBound{n.maximum->value, !n.maximum->exclusive};
       MASKD_RETURN_IF_ERROR(add(std::move(x)));
     }
-    if (!n.multiple_of.empty()) return NoComplement("multipleOf", n);
+    // Numbers that are not multiples (multiple_of.h's machine spells them).
+    for (const Decimal& m : n.multiple_of) {
+      SchemaNode x = typed(kNumberTypes);
+      x.not_multiple_of = {m};
+      MASKD_RETURN_IF_ERROR(add(std::move(x)));
+    }
+    for (const Decimal& m : n.not_multiple_of) {
+      SchemaNode x = typed(kNumberTypes);
+      x.multiple_of = {m};
+      MASKD_RETURN_IF_ERROR(add(std::move(x)));
+    }
   }
   if (types & kArrayType) {
     for (size_t i = 0; i < n.prefix_items.size(); ++i) {

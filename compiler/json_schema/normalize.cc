@@ -336,6 +336,12 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
       t->multiple_of.push_back(m);
     }
   }
+  for (const Decimal& m : b.not_multiple_of) {
+    if (std::find(t->not_multiple_of.begin(), t->not_multiple_of.end(), m) ==
+        t->not_multiple_of.end()) {
+      t->not_multiple_of.push_back(m);
+    }
+  }
   // Arrays.
   const size_t prefix = std::max(t->prefix_items.size(), b.prefix_items.size());
   std::vector<NodeId> prefix_items;
@@ -763,6 +769,11 @@ bool MatchesScalarConstraints(const SchemaNode& n, const JsonValue& value, std::
       if (!InBounds(n, value.number())) return false;
       for (const Decimal& m : n.multiple_of) {
         if (IsMultipleOf(value.number(), m) == std::optional<bool>(false)) return false;
+      }
+      for (const Decimal& m : n.not_multiple_of) {
+        // Undecidable (a huge divisor) counts as a multiple: the value is
+        // dropped, never admitted wrongly.
+        if (IsMultipleOf(value.number(), m) != std::optional<bool>(false)) return false;
       }
       return true;
     case JsonValue::Kind::kArray: {

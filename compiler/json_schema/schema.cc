@@ -51,11 +51,12 @@ NodeId SchemaNode::PropertyNode(std::string_view key) const {
 bool SchemaNode::HasOwnConstraints() const {
   return types != kAllTypes || enum_values || !excluded_values.empty() || min_length > 0 ||
          max_length || !patterns.empty() || !not_patterns.empty() || format || minimum || maximum ||
-         !multiple_of.empty() || !prefix_items.empty() || items != kTrueNode || min_items > 0 ||
-         max_items || unique_items || contains != kNoNode || !properties.empty() ||
-         !required.empty() || !pattern_properties.empty() || additional_properties != kTrueNode ||
-         property_names != kTrueNode || min_properties > 0 || max_properties ||
-         !dependent_required.empty() || !some_members.empty() || !some_items.empty();
+         !multiple_of.empty() || !not_multiple_of.empty() || !prefix_items.empty() ||
+         items != kTrueNode || min_items > 0 || max_items || unique_items || contains != kNoNode ||
+         !properties.empty() || !required.empty() || !pattern_properties.empty() ||
+         additional_properties != kTrueNode || property_names != kTrueNode || min_properties > 0 ||
+         max_properties || !dependent_required.empty() || !some_members.empty() ||
+         !some_items.empty();
 }
 
 bool SchemaNode::IsRequired(std::string_view key) const {
@@ -99,6 +100,9 @@ std::string Schema::DebugString() const {
       absl::StrAppend(&out, n.maximum->exclusive ? " <" : " <=", n.maximum->value.ToString());
     }
     for (const Decimal& m : n.multiple_of) absl::StrAppend(&out, " multipleOf=", m.ToString());
+    for (const Decimal& m : n.not_multiple_of) {
+      absl::StrAppend(&out, " not-multipleOf=", m.ToString());
+    }
     if (!n.prefix_items.empty()) absl::StrAppend(&out, " prefixItems=", Ids(n.prefix_items));
     if (n.items != kTrueNode) absl::StrAppend(&out, " items=", n.items);
     if (n.min_items) absl::StrAppend(&out, " minItems=", n.min_items);

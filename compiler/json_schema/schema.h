@@ -92,7 +92,8 @@ struct SchemaNode {
   // Numbers.
   std::optional<NumericBound> minimum;
   std::optional<NumericBound> maximum;
-  std::vector<Decimal> multiple_of;  // All must divide the value.
+  std::vector<Decimal> multiple_of;      // All must divide the value.
+  std::vector<Decimal> not_multiple_of;  // None may divide it (the complement of multipleOf).
 
   // Arrays. prefix_items[i] constrains item i, `items` every later item.
   std::vector<NodeId> prefix_items;

@@ -147,6 +147,9 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
     case ExprKind::kByteSet:
       n.a = key.b;
       break;
+    case ExprKind::kMachine:
+      n.a = key.a;
+      break;
     default:
       n.args_begin = static_cast<uint32_t>(args_.size());
       n.args_len = static_cast<uint32_t>(key.args.size());
@@ -198,6 +201,7 @@ uint32_t ExprSet::ComputeCompletionBound(const Key& key) const {
     }
     case ExprKind::kAnd:
     case ExprKind::kNot:
+    case ExprKind::kMachine:  // No bound is known for a machine.
       return kInf;
   }
   return kInf;
@@ -232,6 +236,10 @@ Fingerprint ExprSet::ComputeFingerprint(const Key& key) const {
     case ExprKind::kConcat:
     case ExprKind::kNot:
       for (ExprId a : key.args) fold_child(fingerprints_[a]);
+      break;
+    case ExprKind::kMachine:
+      machines_[key.a]->FoldIdentity(f);
+      f.Fold((uint64_t{key.c} << 32) | key.b);
       break;
   }
   return f;
@@ -437,6 +445,67 @@ ExprId ExprSet::RepeatUnchecked(ExprId a, uint32_t min, uint32_t max) {
   return Intern(Key{ExprKind::kRepeat, min, max, {a}}, flags, SatMul(MinLength(a), min), max_len);
 }
 
+ExprId ExprSet::Machine(std::shared_ptr<const ByteMachine> machine, uint64_t state) {
+  Fingerprint identity;
+  machine->FoldIdentity(identity);
+  auto [it, inserted] = machine_ids_.try_emplace(identity, static_cast<uint32_t>(machines_.size()));
+  if (inserted) {
+    std::vector<uint8_t> reps;
+    for (const ByteSet& set : machine->ByteClasses()) {
+      if (set.Empty()) continue;
+      RefineClasses(set);
+      for (int b = 0; b < 256; ++b) {
+        if (set.Contains(static_cast<uint8_t>(b))) {
+          reps.push_back(static_cast<uint8_t>(b));
+          break;
+        }
+      }
+    }
+    machines_.push_back(std::move(machine));
+    machine_reps_.push_back(std::move(reps));
+  }
+  return MachineAt(it->second, state);
+}
+
+ExprId ExprSet::MachineAt(uint32_t index, uint64_t state) {
+  Key key{ExprKind::kMachine, static_cast<uint32_t>(state), static_cast<uint32_t>(state >> 32),
+          absl::InlinedVector<ExprId, 3>(), index};
+  if (auto it = interned_.find(key); it != interned_.end()) return it->second;
+  const bool accepting = machines_[index]->Accepting(state);
+  // Live states only (ByteMachine's contract): never empty, so no boolean
+  // flag and no emptiness checks.
+  return Intern(std::move(key), accepting ? kNullableFlag : 0, MachineDistance(index, state), kInf);
+}
+
+uint32_t ExprSet::MachineDistance(uint32_t index, uint64_t state) const {
+  // Breadth-first over the machine's states, a few levels and states deep:
+  // the depth of the first accepting state, or of the first level not fully
+  // explored (a lower bound). An emptiness check of And(range, machine)
+  // orders its search by MinLength, so a bound as flat as 0/1 sent it
+  // depth-first through thousands of remainders (budget exhausted on
+  // `multipleOf 13.5, maximum 100`).
+  constexpr uint32_t kMaxDepth = 8;
+  constexpr size_t kMaxStates = 48;
+  const ByteMachine& m = *machines_[index];
+  if (m.Accepting(state)) return 0;
+  std::vector<uint64_t> level = {state};
+  absl::flat_hash_set<uint64_t> seen = {state};
+  for (uint32_t depth = 1; depth <= kMaxDepth; ++depth) {
+    std::vector<uint64_t> next;
+    for (uint64_t s : level) {
+      for (uint8_t b : machine_reps_[index]) {
+        const std::optional<uint64_t> n = m.Step(s, b);
+        if (!n.has_value() || !seen.insert(*n).second) continue;
+        if (m.Accepting(*n)) return depth;
+        if (seen.size() > kMaxStates) return depth;  // Level `depth` not fully seen.
+        next.push_back(*n);
+      }
+    }
+    level = std::move(next);
+  }
+  return kMaxDepth + 1;
+}
+
 ExprId ExprSet::NonEmptyAtDepth(ExprId e, int depth) {
   if (!Nullable(e)) return e;
   // Deep structures (long runs of optional items) keep the plain form
@@ -562,6 +631,14 @@ ByteSet ExprSet::FirstBytes(ExprId e) {
     case ExprKind::kRepeat:
       if (RepeatMax(e) > 0) out = FirstBytes(Args(e)[0]);
       break;
+    case ExprKind::kMachine: {
+      const ByteMachine& m = *GetMachine(e);
+      const uint64_t state = MachineState(e);
+      for (int b = 0; b < 256; ++b) {
+        if (m.Step(state, static_cast<uint8_t>(b)).has_value()) out.Add(static_cast<uint8_t>(b));
+      }
+      break;
+    }
   }
   first_bytes_.emplace(e, out);
   return out;
@@ -800,6 +877,11 @@ ExprId ExprSet::ComputeDerivative(ExprId e, uint8_t b) {
       uint32_t min = RepeatMin(e), max = RepeatMax(e);
       ExprId rest = Repeat(a, min == 0 ? 0 : min - 1, max == kInf ? kInf : max - 1);
       return Concat(Derivative(a, b), rest);
+    }
+    case ExprKind::kMachine: {
+      const uint32_t index = nodes_[e].a;
+      const std::optional<uint64_t> next = machines_[index]->Step(MachineState(e), b);
+      return next.has_value() ? MachineAt(index, *next) : kNothing;
     }
   }
   return kNothing;
@@ -1042,6 +1124,9 @@ void ExprSet::AppendString(ExprId e, int parent_prec, std::string& out) const {
       }
       return;
     }
+    case ExprKind::kMachine:
+      absl::StrAppend(&out, "<", GetMachine(e)->Name(), "@", MachineState(e), ">");
+      return;
   }
 }
 

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "compiler/regex/byte_machine.h"
 #include "compiler/regex/byte_set.h"
 
 namespace maskd::regex {
@@ -47,6 +49,7 @@ enum class ExprKind : uint8_t {
   kAnd,      // Two or more args, sorted and distinct.
   kNot,      // All byte strings not in the arg.
   kRepeat,   // arg{min,max}; max may be kUnbounded.
+  kMachine,  // A state of a ByteMachine (byte_machine.h): no args.
 };
 
 // A code point range, both ends inclusive.
@@ -113,6 +116,14 @@ class ExprSet {
   ExprId Star(ExprId a) { return Repeat(a, 0, kUnbounded); }
   ExprId Optional(ExprId a) { return Repeat(a, 0, 1); }
 
+  // The language of `machine` from `state` (which must be live). Machines
+  // with equal identities share one registration.
+  ExprId Machine(std::shared_ptr<const ByteMachine> machine, uint64_t state);
+  ExprId MachineStart(std::shared_ptr<const ByteMachine> machine) {
+    const uint64_t start = machine->Start();
+    return Machine(std::move(machine), start);
+  }
+
   // ---- Helpers for front ends. ----
   ExprId Literal(std::string_view bytes);
   // The UTF-8 encodings of the code points in lo..hi (surrogates excluded).
@@ -158,6 +169,13 @@ class ExprSet {
   const ByteSet& GetByteSet(ExprId e) const { return byte_sets_[nodes_[e].a]; }
   uint32_t RepeatMin(ExprId e) const { return nodes_[e].b; }
   uint32_t RepeatMax(ExprId e) const { return nodes_[e].c; }
+  // kMachine: the machine and the state.
+  const std::shared_ptr<const ByteMachine>& GetMachine(ExprId e) const {
+    return machines_[nodes_[e].a];
+  }
+  uint64_t MachineState(ExprId e) const {
+    return (uint64_t{nodes_[e].c} << 32) | uint64_t{nodes_[e].b};
+  }
   // A readable rendering, for tests and debug output.
   std::string ToString(ExprId e) const;
 
@@ -274,7 +292,7 @@ class ExprSet {
     uint8_t flags;
     // Meaning depends on kind: ByteSet -> a = byte set index; Concat ->
     // args; Or/And -> args_begin/args_len; Not -> args; Repeat -> args, b =
-    // min, c = max.
+    // min, c = max; Machine -> a = machine index, b/c = state low/high half.
     uint32_t a = 0;
     uint32_t b = 0;
     uint32_t c = 0;
@@ -289,15 +307,21 @@ class ExprSet {
     uint32_t b = 0;
     uint32_t c = 0;
     absl::InlinedVector<ExprId, 3> args;
+    uint32_t a = 0;  // kMachine: the machine's index in machines_.
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.kind, k.b, k.c, k.args);
+      return H::combine(std::move(h), k.kind, k.b, k.c, k.args, k.a);
     }
   };
 
   ExprId Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len);
   ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
+  // The state of the registered machine machines_[index].
+  ExprId MachineAt(uint32_t index, uint64_t state);
+  // A lower bound on the length of the strings from a machine state (exact
+  // when small): its MinLength.
+  uint32_t MachineDistance(uint32_t index, uint64_t state) const;
   void RefineClasses(const ByteSet& set);
   ExprId ComputeDerivative(ExprId e, uint8_t b);
   // Memoizes d as e's derivative by b and passes containment facts on.
@@ -346,6 +370,11 @@ class ExprSet {
   // Bytes that recently led ProbeWitness closer to acceptance, most recent first.
   std::array<uint8_t, 4> probe_hints_{'a', '"', '0', ' '};
   ExprId any_codepoint_ = kNothing;
+  // Registered machines, and their indices by identity.
+  std::vector<std::shared_ptr<const ByteMachine>> machines_;
+  // Per machine, one byte of each of its byte classes.
+  std::vector<std::vector<uint8_t>> machine_reps_;
+  absl::flat_hash_map<Fingerprint, uint32_t> machine_ids_;
 };
 
 }  // namespace maskd::regex

@@ -228,8 +228,8 @@ TEST(JsonSchemaCombinatorsTest, RefusalsNameTheKeywordAndPointer) {
       {R"({"properties": {"a": {"not": {"type": "string", "format": "date"}}}})",
        "\"not\" of \"format\" (no exact complement) at /properties/a/not"},
       {R"({"not": {"contains": {"type": "string"}}})", "\"not\" of \"contains\""},
-      {R"({"oneOf": [{"multipleOf": 3}, {"maximum": 3}]})",
-       "oneOf whose branches may overlap: \"not\" of \"multipleOf\""},
+      {R"({"oneOf": [{"uniqueItems": true}, {"maxItems": 3}]})",
+       "oneOf whose branches may overlap: \"not\" of \"uniqueItems\""},
       {R"({"if": {"uniqueItems": true}, "then": {"maxItems": 3}})",
        "if/then/else: \"not\" of \"uniqueItems\""},
   };

@@ -145,7 +145,7 @@ TEST(JsonSchemaLoweringTest, RefusalsNameTheKeywordAndPointer) {
       {R"({"type":"string","format":"color"})", "format \"color\" is not supported"},
       {R"({"type":"string","format":"path"})", "unknown format \"path\""},
       {R"({"type":"array","uniqueItems":true})", "uniqueItems"},
-      {R"({"oneOf":[{"multipleOf":3},{"maximum":3}]})", "oneOf"},
+      {R"({"oneOf":[{"uniqueItems":true},{"maxItems":3}]})", "oneOf"},
       {R"j({"type":"string","pattern":"a(?=b)"})j", "look"},
   };
   for (const auto& [schema, expected] : cases) {

@@ -1,8 +1,10 @@
 // multipleOf on decimals (2.5, 0.25), on numbers, with one-sided bounds and
-// several divisors, and integers' exponent spellings (`2e+16`), through the
-// whole engine: every spelling of a grid of values must be accepted iff the
-// reference validator accepts its value; divisors without an exact regex are
-// refused naming multipleOf and the pointer.
+// several divisors, and integers' exponent spellings (`2e+16`), any divisor
+// (3, 7, 1.5, 13.5, 0.3: the remainder machine) and its complement (`not`,
+// overlapping oneOf), through the whole engine: every spelling of a grid of
+// values must be accepted iff the reference validator accepts its value;
+// divisors past the machine's limits are refused naming multipleOf and the
+// pointer.
 #include <string>
 #include <vector>
 
@@ -41,9 +43,9 @@ bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string&
 }
 
 // Multiples of 0.05 in [-12, 12] in fixed notation (with and without a
-// trailing zero, integers also bare) and exponent spellings past 1e16 that
-// a double holds exactly (the reference validator reads numbers as doubles;
-// numeric_regex_test checks the others with exact decimals).
+// trailing zero, integers also bare) and exponent spellings json.dumps
+// writes (past 1e16, below 1e-4) that a double holds exactly (the reference validator reads numbers
+// as doubles; numeric_regex_test checks the others with exact decimals).
 std::vector<std::string> Spellings() {
   std::vector<std::string> out;
   for (int i = -240; i <= 240; ++i) {
@@ -55,7 +57,8 @@ std::vector<std::string> Spellings() {
     if (a % 20 == 0) out.push_back(absl::StrCat(sign, a / 20));
   }
   for (const char* e : {"1e+16", "2e+16", "2.5e+16", "1.5e+16", "1.25e+17", "-4e+16",
-                        "1.0000000000000002e+16", "3e+16"}) {
+                        "1.0000000000000002e+16", "3e+16", "9e+16", "1.35e+17", "7e+16", "1.1e+17",
+                        "1.5e-05", "3e-05", "-0.0", "-2.1e+16", "4.5", "13.5", "40.5"}) {
     out.push_back(e);
   }
   return out;
@@ -103,10 +106,34 @@ TEST(JsonSchemaMultipleOfTest, IntegersInEverySpelling) {
   EXPECT_FALSE(Accepts(*g, "1.0000000000000001e+16"));
 }
 
-TEST(JsonSchemaMultipleOfTest, DivisorsWithoutAnExactRegexAreRefusedByName) {
-  for (const char* schema : {R"({"properties": {"p": {"type": "number", "multipleOf": 13.5}}})",
-                             R"({"properties": {"p": {"type": "integer", "multipleOf": 3}}})",
-                             R"({"properties": {"p": {"multipleOf": 1.5}}})"}) {
+// Divisors that divide no power of ten (were refused), with bounds, several
+// divisors, and complements.
+TEST(JsonSchemaMultipleOfTest, AnyDivisor) {
+  ExpectAgreement(R"({"type": "integer", "multipleOf": 3})");
+  ExpectAgreement(R"({"type": "number", "multipleOf": 7, "minimum": -5})");
+  ExpectAgreement(R"({"type": "number", "multipleOf": 1.5})");
+  ExpectAgreement(R"({"type": "number", "multipleOf": 13.5, "maximum": 100})");
+  ExpectAgreement(R"({"type": "number", "multipleOf": 0.3})");
+  ExpectAgreement(R"({"type": "integer", "multipleOf": 11, "exclusiveMinimum": 0})");
+  ExpectAgreement(R"({"type": "number", "allOf": [{"multipleOf": 3}, {"multipleOf": 0.5}]})");
+  ExpectAgreement(R"({"type": "integer", "multipleOf": 3, "minimum": 0, "maximum": 1e17})");
+}
+
+TEST(JsonSchemaMultipleOfTest, Complements) {
+  ExpectAgreement(R"({"type": "number", "not": {"multipleOf": 3}})");
+  ExpectAgreement(R"({"type": "integer", "not": {"multipleOf": 2}})");
+  ExpectAgreement(R"({"type": "number", "not": {"multipleOf": 0.25}})");
+  ExpectAgreement(R"({"type": "number", "not": {"multipleOf": 1.5, "minimum": 0}})");
+  ExpectAgreement(R"({"type": "number", "oneOf": [{"multipleOf": 3}, {"multipleOf": 5}]})");
+  ExpectAgreement(R"({"type": "integer", "oneOf": [{"multipleOf": 2}, {"maximum": 3}]})");
+  ExpectAgreement(R"({"type": "number", "multipleOf": 0.5, "not": {"multipleOf": 1.5}})");
+  ExpectAgreement(R"({"not": {"not": {"multipleOf": 7}}, "type": "number"})");
+}
+
+TEST(JsonSchemaMultipleOfTest, DivisorsPastTheLimitsAreRefusedByName) {
+  for (const char* schema : {R"({"properties": {"p": {"type": "number", "multipleOf": 100003}}})",
+                             R"({"properties": {"p": {"type": "number", "multipleOf": 3e-21}}})",
+                             R"({"properties": {"p": {"not": {"multipleOf": 1e-21}}}})"}) {
     auto g = Compile(schema);
     ASSERT_FALSE(g.ok()) << schema;
     EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << schema;

@@ -5,6 +5,7 @@
 #define MASKD_TESTS_REGEX_NAIVE_SEMANTICS_H_
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -36,6 +37,16 @@ inline bool NaiveMatches(const ExprSet& p, ExprId e, std::string_view s) {
                          [&](ExprId a) { return NaiveMatches(p, a, s); });
     case ExprKind::kNot:
       return !NaiveMatches(p, p.Args(e)[0], s);
+    case ExprKind::kMachine: {
+      const ByteMachine& m = *p.GetMachine(e);
+      uint64_t state = p.MachineState(e);
+      for (char c : s) {
+        std::optional<uint64_t> next = m.Step(state, static_cast<uint8_t>(c));
+        if (!next) return false;
+        state = *next;
+      }
+      return m.Accepting(state);
+    }
     case ExprKind::kRepeat: {
       // Positions reachable after k iterations. More than min + |s| + 1
       // iterations add only empty ones, so that many suffice.
