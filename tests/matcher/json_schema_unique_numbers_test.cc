@@ -1,0 +1,338 @@
+// uniqueItems over open numbers (and numbers mixed with open strings):
+// numbers compare by value (1 == 1.0 == 10e-1, -0 == 0 == 0e5). Checked by
+// brute force: every array of a few items in several spellings must be
+// accepted iff the reference validator accepts it, and after every prefix of
+// every valid compact document the mask must hold exactly the tokens after
+// which some valid document exists (an independent oracle that searches for
+// a completion with a fresh value), EOS iff the prefix is one.
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/compile/compile.h"
+#include "compiler/json_schema/json_value.h"
+#include "compiler/json_schema/parse_schema.h"
+#include "compiler/matcher/matcher.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/json_schema/reference_validator.h"
+#include "tests/support/small_vocab_tokenizer.h"
+
+namespace maskd {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every byte, plus tokens that end a number and go on (`1,`, `0]`), start
+// one after a comma, or carry an exponent or fraction across bytes.
+std::shared_ptr<testing::SmallVocabTokenizer> Vocab() {
+  std::vector<std::string> vocab;
+  for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  for (const char* t : {"1,", "0]", ",1", ",0",  ",-0", "1e", "0e", ".0",  "e-", "e+", "1]",  "0,",
+                        "00", "10", "e0", "1,1", "0 ",  " ,", "1 ", ", 1", "]",  "[1", "[0,0"}) {
+    vocab.push_back(t);
+  }
+  static auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "unique-numbers");
+  return tok;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(const std::string& schema,
+                                                               WhitespaceMode whitespace,
+                                                               bool cached = true) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kJsonSchema;
+  spec.text = schema;
+  CompileOptions options;
+  options.whitespace = whitespace;
+  if (!cached) options.mask_cache_bytes = 0;
+  return CompileGrammar(spec, options, Vocab());
+}
+
+bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string& doc) {
+  auto m = Matcher::Create(g);
+  return m->AcceptBytes(doc) && m->CanStop();
+}
+
+std::vector<std::vector<std::string>> Arrays(const std::vector<std::string>& atoms,
+                                             size_t max_len) {
+  std::vector<std::vector<std::string>> out = {{}};
+  for (size_t begin = 0; begin < out.size(); ++begin) {
+    if (out[begin].size() == max_len) continue;
+    for (const std::string& a : atoms) {
+      std::vector<std::string> next = out[begin];
+      next.push_back(a);
+      out.push_back(std::move(next));
+    }
+  }
+  return out;
+}
+
+std::string Text(const std::vector<std::string>& items, const char* sep) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out + "]";
+}
+
+// Verdicts on every array of at most `max_len` atoms, spaced and compact,
+// against the reference validator (which compares canonical values).
+void ExpectVerdicts(const std::string& schema, const std::vector<std::string>& atoms,
+                    size_t max_len) {
+  json_schema::ParseOptions as_written;
+  as_written.rewrite_combinators = false;
+  absl::StatusOr<json_schema::Schema> reference = json_schema::ParseSchema(schema, as_written);
+  ASSERT_TRUE(reference.ok()) << schema << ": " << reference.status();
+  auto spaced = Compile(schema, WhitespaceMode::kBounded);
+  auto compact = Compile(schema, WhitespaceMode::kCompact);
+  ASSERT_TRUE(spaced.ok()) << schema << ": " << spaced.status();
+  ASSERT_TRUE(compact.ok()) << schema << ": " << compact.status();
+  int valid = 0, repeats_refused = 0;
+  for (const std::vector<std::string>& c : Arrays(atoms, max_len)) {
+    absl::StatusOr<json_schema::JsonValue> value = json_schema::ParseJsonValue(Text(c, ","));
+    ASSERT_TRUE(value.ok()) << Text(c, ",");
+    const bool expected = json_schema::ReferenceValidate(*reference, reference->root, *value);
+    EXPECT_EQ(Accepts(*spaced, Text(c, ", ")), expected) << schema << "\n  " << Text(c, ", ");
+    EXPECT_EQ(Accepts(*compact, Text(c, ",")), expected) << schema << "\n  " << Text(c, ",");
+    valid += expected;
+    // A repeat by value, spelled differently (1 and 1.0): what the check adds.
+    std::set<std::string> spellings(c.begin(), c.end());
+    repeats_refused += !expected && spellings.size() == c.size();
+  }
+  EXPECT_GT(valid, 10) << schema;
+  EXPECT_GT(repeats_refused, 10) << schema;
+}
+
+// Spellings of 1, of 0 and of a few other values. (The engine's numbers
+// normalize an exponent's mantissa, numeric_regex.h: no `10e-1`.)
+const std::vector<std::string> kNumbers = {"1",   "1.0", "1e0", "1.00E+0", "-0", "0",   "0.00",
+                                           "0e5", "2",   "12",  "1.2e1",   "-1", "-1e0"};
+
+TEST(JsonSchemaUniqueNumbersTest, NumbersCompareByValue) {
+  ExpectVerdicts(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true})", kNumbers,
+                 3);
+  ExpectVerdicts(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true,
+      "minItems": 2, "maxItems": 2})",
+                 kNumbers, 3);
+}
+
+TEST(JsonSchemaUniqueNumbersTest, NumbersMixedWithStrings) {
+  std::vector<std::string> atoms = {"1", "1.0", "-0", "0e1", "\"1\"", "\"a\"", "\"a\\\"\""};
+  ExpectVerdicts(R"({"type": "array", "items": {"type": ["number", "string"]},
+      "uniqueItems": true})",
+                 atoms, 3);
+}
+
+// Each array keeps its own numbers, and a repeat is fine in a branch that
+// allows it (the parser drops only the distinct-number lexeme).
+TEST(JsonSchemaUniqueNumbersTest, PerArrayAndBesideOtherBranches) {
+  ExpectVerdicts(R"({"type": "array", "maxItems": 3, "items": {"type": "array",
+      "items": {"type": "number"}, "uniqueItems": true}})",
+                 {"[]", "[1]", "[1.0]", "[1,1e0]", "[0,-0]", "[2,1]"}, 3);
+  ExpectVerdicts(R"({"anyOf": [
+      {"type": "array", "items": {"type": "number"}, "uniqueItems": true},
+      {"type": "array", "items": {"const": 1}}]})",
+                 {"1", "1.0", "2", "-0", "0"}, 3);
+}
+
+// Whether `text` (compact) is a prefix of some array of at most `max_items`
+// numbers, pairwise different in value: complete items must be new values
+// (compared as json_value.h's canonical keys), and the number being written
+// must reach a new value within 3 more bytes (enough for every prefix here).
+// Without `unique`, repeats are fine (what the syntax alone allows).
+bool ViableNumberArray(const std::string& text, size_t max_items, bool* complete,
+                       bool unique = true) {
+  *complete = false;
+  if (text.empty()) return true;
+  if (text[0] != '[') return false;
+  std::set<std::string> seen;
+  size_t i = 1;
+  size_t items = 0;
+  // The engine's number spellings (numeric_regex.h).
+  static const std::regex kSpelling(
+      R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?|-?[1-9](\.[0-9]+)?[eE][+-]?[0-9]+|-?0(\.0+)?[eE][+-]?[0-9]+)");
+  auto fresh = [&](const std::string& spelling) {
+    if (!std::regex_match(spelling, kSpelling)) return false;
+    absl::StatusOr<json_schema::JsonValue> v = json_schema::ParseJsonValue(spelling);
+    return v.ok() && v->kind() == json_schema::JsonValue::Kind::kNumber &&
+           (!unique || !seen.contains(v->CanonicalKey()));
+  };
+  if (i < text.size() && text[i] == ']') {
+    *complete = i + 1 == text.size();
+    return i + 1 == text.size();
+  }
+  while (true) {
+    const size_t end = text.find_first_of(",]", i);
+    const std::string item = text.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (++items > max_items) return false;
+    if (item.find_first_not_of("0123456789.eE+-") != std::string::npos) return false;
+    if (end == std::string::npos) {
+      // The item being written: some completion of at most 3 bytes is new.
+      const std::string alphabet = "015.e-";
+      std::vector<std::string> tails = {""};
+      for (size_t n = 0; n < tails.size(); ++n) {
+        if (fresh(item + tails[n])) return true;
+        if (tails[n].size() == 3) continue;
+        for (char c : alphabet) tails.push_back(tails[n] + c);
+      }
+      return false;
+    }
+    if (!fresh(item)) return false;
+    seen.insert(json_schema::ParseJsonValue(item)->CanonicalKey());
+    if (text[end] == ']') {
+      *complete = end + 1 == text.size();
+      return end + 1 == text.size();
+    }
+    i = end + 1;
+  }
+}
+
+void ExpectExactMasks(const std::string& schema, size_t max_items,
+                      const std::vector<std::string>& atoms, bool cached) {
+  auto g = Compile(schema, WhitespaceMode::kCompact, cached);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tokenizer& tok = (*g)->tokenizer();
+  std::set<std::string> checked;
+  int docs = 0, refused = 0;
+  for (const std::vector<std::string>& c : Arrays(atoms, 2)) {
+    const std::string doc = Text(c, ",");
+    bool complete = false;
+    if (!ViableNumberArray(doc, max_items, &complete) || !complete) continue;
+    ++docs;
+    auto m = Matcher::Create(*g);
+    for (size_t i = 0; i <= doc.size(); ++i) {
+      const std::string prefix = doc.substr(0, i);
+      if (checked.insert(prefix).second) {
+        std::vector<uint32_t> words((tok.vocab_size() + 31) / 32);
+        m->FillMask(words);
+        for (TokenId t = 0; t < tok.vocab_size(); ++t) {
+          const bool got = (words[t / 32] >> (t % 32)) & 1;
+          bool done = false;
+          if (tok.is_special(t)) {
+            ASSERT_TRUE(ViableNumberArray(prefix, max_items, &done));
+            ASSERT_EQ(got, done) << schema << "\n  EOS after " << prefix;
+            continue;
+          }
+          const std::string bytes(tok.token_bytes(t));
+          const bool want = ViableNumberArray(prefix + bytes, max_items, &done);
+          // Refusals the syntax alone would allow: the value check's work.
+          refused += !want && ViableNumberArray(prefix + bytes, max_items, &done, false);
+          ASSERT_EQ(got, want) << schema << "\n  after " << prefix << " token " << bytes;
+        }
+      }
+      if (i < doc.size()) {
+        ASSERT_TRUE(m->AcceptBytes(doc.substr(i, 1))) << doc;
+      }
+    }
+  }
+  EXPECT_GT(docs, 20);
+  EXPECT_GT(refused, 10);
+}
+
+// After `[0,0` no `e` (every exponent of a zero mantissa is zero again), after
+// `[1,1` no `,` or `]`, but `.5`, `2` and `e1` are fine.
+TEST(JsonSchemaUniqueNumbersTest, MasksAreExact) {
+  const std::vector<std::string> atoms = {"1", "1.0", "-0", "0", "0e1", "1e0", "5", "-1.5"};
+  for (bool cached : {true, false}) {
+    ExpectExactMasks(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true})", 99,
+                     atoms, cached);
+    ExpectExactMasks(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true,
+        "maxItems": 2})",
+                     2, atoms, cached);
+  }
+}
+
+bool Allows(Matcher& m, const Tokenizer& tok, const std::string& bytes) {
+  std::vector<uint32_t> words((tok.vocab_size() + 31) / 32);
+  m.FillMask(words);
+  for (TokenId t = 0; t < tok.vocab_size(); ++t) {
+    if (!tok.is_special(t) && tok.token_bytes(t) == bytes) return (words[t / 32] >> (t % 32)) & 1;
+  }
+  ADD_FAILURE() << "no token " << bytes;
+  return false;
+}
+
+// With whitespace allowed, whitespace after a number settles it (the lexeme
+// takes trailing whitespace, so only the next byte would end it): refused
+// after a repeat, and so is every token that ends one.
+TEST(JsonSchemaUniqueNumbersTest, WhitespaceSettlesARepeat) {
+  auto g = Compile(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true})",
+                   WhitespaceMode::kBounded);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tokenizer& tok = (*g)->tokenizer();
+  auto m = Matcher::Create(*g);
+  ASSERT_TRUE(m->AcceptBytes("[1, 0, 1"));
+  EXPECT_FALSE(Allows(*m, tok, " "));
+  EXPECT_FALSE(Allows(*m, tok, ","));
+  EXPECT_FALSE(Allows(*m, tok, "]"));
+  EXPECT_TRUE(Allows(*m, tok, "1 "));  // 11
+  EXPECT_TRUE(Allows(*m, tok, "0"));
+  EXPECT_TRUE(Allows(*m, tok, "."));
+  EXPECT_TRUE(Allows(*m, tok, "e"));
+  EXPECT_TRUE(Allows(*m, tok, "0 "));
+  EXPECT_FALSE(m->Clone()->AcceptBytes(".0 "));
+  EXPECT_FALSE(m->Clone()->AcceptBytes("e0]"));
+  EXPECT_TRUE(m->Clone()->AcceptBytes("e1 ]"));
+  ASSERT_TRUE(m->AcceptBytes("0 "));  // 10
+  EXPECT_FALSE(m->Clone()->AcceptBytes(", 1e1 "));
+  EXPECT_FALSE(m->Clone()->AcceptBytes(", 1.0e1]"));
+  EXPECT_TRUE(m->Clone()->AcceptBytes(", 1.0e1"));
+  EXPECT_TRUE(m->Clone()->AcceptBytes(", 1e2 ]"));
+  // A zero mantissa settles at its exponent: `e` and `E` go.
+  auto z = Matcher::Create(*g);
+  ASSERT_TRUE(z->AcceptBytes("[0.0, -0"));
+  EXPECT_FALSE(Allows(*z, tok, "e"));
+  EXPECT_FALSE(Allows(*z, tok, "E"));
+  EXPECT_FALSE(Allows(*z, tok, " "));
+  EXPECT_TRUE(Allows(*z, tok, "."));
+  ASSERT_TRUE(z->AcceptBytes(".0"));
+  EXPECT_FALSE(Allows(*z, tok, "e"));
+  EXPECT_TRUE(Allows(*z, tok, "1"));
+}
+
+// A rollback forgets the numbers it undoes, and a clone keeps its own.
+TEST(JsonSchemaUniqueNumbersTest, Rollback) {
+  auto g = Compile(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true})",
+                   WhitespaceMode::kCompact);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tokenizer& tok = (*g)->tokenizer();
+  auto m = Matcher::Create(*g);
+  ASSERT_TRUE(m->AcceptBytes("[1,"));
+  ASSERT_TRUE(m->AcceptBytes("2"));
+  EXPECT_FALSE(m->Clone()->AcceptBytes(",2.0,"));
+  EXPECT_TRUE(m->Clone()->AcceptBytes(",2.0"));  // 2.05 may follow
+  EXPECT_FALSE(m->Clone()->AcceptBytes(",1e0,"));
+  ASSERT_TRUE(m->Rollback(1).ok());  // Undo 2.
+  EXPECT_TRUE(Allows(*m, tok, "2"));
+  ASSERT_TRUE(m->AcceptBytes("3,"));
+  EXPECT_TRUE(m->Clone()->AcceptBytes("2]"));
+  EXPECT_FALSE(m->Clone()->AcceptBytes("3]"));
+  EXPECT_FALSE(Allows(*m, tok, "1,"));
+  ASSERT_TRUE(m->Rollback(1).ok());  // Undo "3,": back to "[1,".
+  EXPECT_TRUE(m->Clone()->AcceptBytes("3,2]"));
+  EXPECT_FALSE(m->Clone()->AcceptBytes("1]"));
+}
+
+// What stays refused, by name: integers alone (`0` and `12.0` settle before
+// the number ends), bounded numbers, booleans and null among open items.
+TEST(JsonSchemaUniqueNumbersTest, OtherItemsRefusedByName) {
+  for (const char* schema : {
+           R"({"properties": {"n": {"type": "array", "items": {"type": "integer"},
+               "uniqueItems": true}}})",
+           R"({"properties": {"n": {"type": "array", "items": {"type": "number",
+               "maximum": 3}, "uniqueItems": true}}})",
+           R"({"properties": {"n": {"type": "array", "items": {"type": "number",
+               "multipleOf": 0.5}, "uniqueItems": true}}})",
+           R"({"properties": {"n": {"type": "array", "items": {"type": ["number", "null"]},
+               "uniqueItems": true}}})",
+       }) {
+    auto g = Compile(schema, WhitespaceMode::kBounded);
+    ASSERT_FALSE(g.ok()) << schema;
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented) << schema;
+    EXPECT_THAT(g.status().message(), HasSubstr("uniqueItems")) << schema;
+    EXPECT_THAT(g.status().message(), HasSubstr("/properties/n")) << schema;
+  }
+}
+
+}  // namespace
+}  // namespace maskd
