@@ -11,7 +11,8 @@
 namespace maskd {
 
 LexemeId GrammarBuilder::AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags) {
-  LexemeKey key{regex, flags.lazy, flags.literal, flags.role, flags.distinct_number};
+  LexemeKey key{
+      regex, flags.lazy, flags.literal, flags.role, flags.distinct_number, flags.distinct_integer};
   auto [it, inserted] = lexeme_by_key_.try_emplace(key, static_cast<LexemeId>(lexemes_.size()));
   if (inserted) lexemes_.push_back(LexemeInfo{std::string(name), regex, flags, nullptr});
   return it->second;

@@ -60,6 +60,11 @@ struct LexemeFlags {
   // continue it), or as soon as every continuation is zero (`0e`, `-0.0E`).
   // The byte stepper canonicalizes its bytes (matcher/number_canon.h).
   bool distinct_number = false;
+  // A distinct number that is an integer (`type: integer`): its value is
+  // also settled by a leading `0` (`0`, `-0`, `0.0` are all zero) and by a
+  // `.` after two or more digits (only `.0+` may follow; one digit may still
+  // take an exponent spelling, `1.5e+16`, numeric_regex.h).
+  bool distinct_integer = false;
 
   friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
 };
@@ -181,11 +186,12 @@ class GrammarBuilder {
     bool literal;
     LexemeRole role;
     bool distinct_number;
+    bool distinct_integer;
     friend bool operator==(const LexemeKey&, const LexemeKey&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const LexemeKey& k) {
       return H::combine(std::move(h), k.regex, k.lazy, k.literal, static_cast<uint8_t>(k.role),
-                        k.distinct_number);
+                        k.distinct_number, k.distinct_integer);
     }
   };
   absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
@@ -229,6 +235,9 @@ class Grammar {
   // A kDistinctValue lexeme that is a number (LexemeFlags::distinct_number).
   bool is_distinct_number(LexemeId id) const {
     return is_distinct_value(id) && lexemes_[id].flags.distinct_number;
+  }
+  bool is_distinct_integer(LexemeId id) const {
+    return is_distinct_number(id) && lexemes_[id].flags.distinct_integer;
   }
   // Some lexeme is a distinct number.
   bool has_distinct_numbers() const { return has_distinct_numbers_; }

@@ -155,7 +155,8 @@ class Lowering {
   // A lexeme for token `token` followed by the allowed whitespace; `nothing_`
   // when no byte string matches it.
   absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false,
-                               LexemeRole role = LexemeRole::kNone, bool distinct_number = false) {
+                               LexemeRole role = LexemeRole::kNone, bool distinct_number = false,
+                               bool distinct_integer = false) {
     const ExprId regex = pool_.Concat(token, ws_);
     absl::StatusOr<bool> empty = pool_.IsEmpty(regex, /*budget=*/20000, options_.deadline);
     if (!empty.ok()) {
@@ -169,6 +170,7 @@ class Lowering {
     flags.literal = literal;
     flags.role = role;
     flags.distinct_number = distinct_number;
+    flags.distinct_integer = distinct_integer;
     return Symbol::Lexeme(builder_.AddLexeme(name, regex, flags));
   }
   Symbol Literal(std::string_view text) {
@@ -456,7 +458,8 @@ class Lowering {
     if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
     if (distinct) {
       return Token(*numbers, "distinct number" + node.pointer, /*literal=*/false,
-                   LexemeRole::kDistinctValue, /*distinct_number=*/true);
+                   LexemeRole::kDistinctValue, /*distinct_number=*/true,
+                   /*distinct_integer=*/integers_only);
     }
     return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
   }
@@ -756,7 +759,7 @@ class Lowering {
       return Unsupported(
           "uniqueItems over items that are neither a finite set of scalars (enum/const of "
           "strings, numbers, booleans, null) nor strings without maxLength, pattern or format "
-          "and numbers without minimum, maximum or multipleOf (integers, objects, arrays, "
+          "and numbers without minimum, maximum or multipleOf (objects, arrays, "
           "mixed types with booleans or null)",
           node);
     }
@@ -779,17 +782,17 @@ class Lowering {
   // A node of strings and/or numbers every prefix of whose values extends
   // to infinitely many values, but where the value is settled: strings
   // without maxLength, pattern, format or enum (settled by the closing
-  // quote), numbers (`type: number`, both integers and fractions) without
-  // minimum, maximum or multipleOf (settled when the number ends, or by e/E
-  // after a zero mantissa: ByteStepper::AdvanceNumber). A repeated item can
-  // then always be avoided by writing on, so refusing only the bytes that
-  // settle a repeat keeps every mask exact. Integers alone are not open in
-  // this sense (`0` and `12.0` settle before they end): refused.
+  // quote), numbers and integers without minimum, maximum or multipleOf
+  // (settled when the number ends, by e/E after a zero mantissa, and for
+  // integers by a leading 0 or a `.` after two digits: ByteStepper::
+  // AdvanceNumber). A repeated item can then always be avoided by writing
+  // on, so refusing only the bytes that settle a repeat keeps every mask
+  // exact.
   bool OpenScalars(NodeId id) const {
     if (id == kTrueNode || id == kFalseNode) return false;
     const SchemaNode& n = schema_.node(id);
     if (n.types == 0 || (n.types & ~(kStringType | kNumberTypes)) != 0) return false;
-    if ((n.types & kNumberTypes) != 0 && (n.types & kNumberTypes) != kNumberTypes) return false;
+    if ((n.types & kNumberTypes) == kFractionType) return false;
     if ((n.types & kNumberTypes) != 0 && (n.minimum || n.maximum || !n.multiple_of.empty())) {
       return false;
     }

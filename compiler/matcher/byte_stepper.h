@@ -187,12 +187,16 @@ class ByteStepper {
     return false;
   }
 
-  // Whether every lexeme live in lexer state `s` is a distinct number: then
-  // a number whose value is settled decides the item.
-  bool OnlyDistinctNumbersLive(regex::StateId s) const {
+  // Whether every lexeme live in lexer state `s` is a distinct number (an
+  // integer, with `integers`): then a number whose value is settled decides
+  // the item.
+  bool OnlyDistinctNumbersLive(regex::StateId s, bool integers) const {
     bool any = false;
     for (const regex::TaggedExpr& e : dfa_.Exprs(s)) {
-      if (!grammar_.grammar().is_distinct_number(e.tag)) return false;
+      if (!(integers ? grammar_.grammar().is_distinct_integer(e.tag)
+                     : grammar_.grammar().is_distinct_number(e.tag))) {
+        return false;
+      }
       any = true;
     }
     return any;
@@ -202,8 +206,10 @@ class ByteStepper {
   // that settles the value of a distinct number the array holds already:
   // whitespace after it (the lexeme takes trailing whitespace, so the next
   // byte would only end it), or e/E after a zero mantissa (every exponent
-  // leaves zero). The byte that ends the lexeme is the parser's to refuse
-  // (EarleyParser::ScanAny with the number's value, EndLexeme).
+  // leaves zero); for a distinct integer also a leading 0 (only `.0+` may
+  // follow) and a `.` after two digits (likewise). The byte that ends the
+  // lexeme is the parser's to refuse (EarleyParser::ScanAny with the
+  // number's value, EndLexeme).
   bool AdvanceNumber(const EarleyParser& parser, const NumberCanon& before, LexPosition& out,
                      regex::StateId next, uint8_t b) const {
     out.number = before;
@@ -212,7 +218,11 @@ class ByteStepper {
     const bool settled = (p == NumberCanon::kDone && before.phase() != NumberCanon::kDone) ||
                          (p == NumberCanon::kExpSign && before.phase() != NumberCanon::kExpSign &&
                           out.number.zero());
-    return !settled || !parser.FrameHasValue(out.number.Value()) || !OnlyDistinctNumbersLive(next);
+    const bool settled_integer = (b == '0' && before.phase() == NumberCanon::kStart) ||
+                                 (b == '.' && before.TwoIntegerDigits() && p == NumberCanon::kFrac);
+    if (!settled && !settled_integer) return true;
+    if (!parser.FrameHasValue(out.number.Value())) return true;
+    return !OnlyDistinctNumbersLive(next, /*integers=*/!settled);
   }
 
   const CompiledGrammarImpl& grammar_;

@@ -33,6 +33,8 @@ class NumberCanon {
   Phase phase() const { return static_cast<Phase>(phase_); }
   // No significant digit yet: the value so far is zero.
   bool zero() const { return !sig_; }
+  // In the integer digits, two or more of them read.
+  bool TwoIntegerDigits() const { return phase_ == kInt && sig_ && point_ >= 2; }
 
   void Feed(uint8_t b) {
     const bool digit = b >= '0' && b <= '9';

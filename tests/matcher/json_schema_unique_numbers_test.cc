@@ -6,7 +6,8 @@
 // which some valid document exists (an independent oracle that searches for
 // a completion with a fresh value), EOS iff the prefix is one.
 #include <algorithm>
-#include <regex>
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -135,24 +136,46 @@ TEST(JsonSchemaUniqueNumbersTest, PerArrayAndBesideOtherBranches) {
                  {"1", "1.0", "2", "-0", "0"}, 3);
 }
 
+// Whether `spelling` is a number the items admit: the engine's spellings
+// (numeric_regex.h normalizes an exponent's mantissa; integers take `.0+`
+// and, past 1e16, exponents), asked of the items' grammar without
+// uniqueItems (`rest`: the array's other keywords, `$schema` among them).
+using Spelled = std::function<bool(const std::string&)>;
+Spelled SpelledBy(const std::string& items, const std::string& rest) {
+  auto g = Compile(R"({"type": "array", "items": )" + items + rest + "}", WhitespaceMode::kCompact);
+  EXPECT_TRUE(g.ok()) << g.status();
+  std::shared_ptr<const CompiledGrammar> grammar = *g;
+  auto memo = std::make_shared<std::map<std::string, bool>>();
+  return [grammar, memo](const std::string& spelling) {
+    auto [it, added] = memo->try_emplace(spelling, false);
+    if (added) it->second = Accepts(grammar, "[" + spelling + "]");
+    return it->second;
+  };
+}
+
+// Whether a partial item (with the values before it) can become a new
+// value; cleared for each grammar (ExpectExactMasks).
+std::map<std::string, bool>& PartialMemo() {
+  static std::map<std::string, bool> memo;
+  return memo;
+}
+
 // Whether `text` (compact) is a prefix of some array of at most `max_items`
 // numbers, pairwise different in value: complete items must be new values
 // (compared as json_value.h's canonical keys), and the number being written
-// must reach a new value within 3 more bytes (enough for every prefix here).
+// must reach a new value within 4 more bytes (enough for every prefix here:
+// `1.` needs `5e16`).
 // Without `unique`, repeats are fine (what the syntax alone allows).
-bool ViableNumberArray(const std::string& text, size_t max_items, bool* complete,
-                       bool unique = true) {
+bool ViableNumberArray(const std::string& text, const Spelled& spelled, size_t max_items,
+                       bool* complete, bool unique = true) {
   *complete = false;
   if (text.empty()) return true;
   if (text[0] != '[') return false;
   std::set<std::string> seen;
   size_t i = 1;
   size_t items = 0;
-  // The engine's number spellings (numeric_regex.h).
-  static const std::regex kSpelling(
-      R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?|-?[1-9](\.[0-9]+)?[eE][+-]?[0-9]+|-?0(\.0+)?[eE][+-]?[0-9]+)");
   auto fresh = [&](const std::string& spelling) {
-    if (!std::regex_match(spelling, kSpelling)) return false;
+    if (!spelled(spelling)) return false;
     absl::StatusOr<json_schema::JsonValue> v = json_schema::ParseJsonValue(spelling);
     return v.ok() && v->kind() == json_schema::JsonValue::Kind::kNumber &&
            (!unique || !seen.contains(v->CanonicalKey()));
@@ -167,15 +190,22 @@ bool ViableNumberArray(const std::string& text, size_t max_items, bool* complete
     if (++items > max_items) return false;
     if (item.find_first_not_of("0123456789.eE+-") != std::string::npos) return false;
     if (end == std::string::npos) {
-      // The item being written: some completion of at most 3 bytes is new.
-      const std::string alphabet = "015.e-";
+      // The item being written: some completion of at most 4 bytes is new
+      // (memoized: the same partial items recur across prefixes and tokens).
+      std::map<std::string, bool>& partial_memo = PartialMemo();
+      std::string key = item + (unique ? "|u" : "|r");
+      for (const std::string& k : seen) key += "|" + k;
+      if (auto it = partial_memo.find(key); it != partial_memo.end()) return it->second;
+      const std::string alphabet = "0156.e-";
       std::vector<std::string> tails = {""};
-      for (size_t n = 0; n < tails.size(); ++n) {
-        if (fresh(item + tails[n])) return true;
-        if (tails[n].size() == 3) continue;
+      bool found = false;
+      for (size_t n = 0; n < tails.size() && !found; ++n) {
+        found = fresh(item + tails[n]);
+        if (tails[n].size() == 4) continue;
         for (char c : alphabet) tails.push_back(tails[n] + c);
       }
-      return false;
+      partial_memo[key] = found;
+      return found;
     }
     if (!fresh(item)) return false;
     seen.insert(json_schema::ParseJsonValue(item)->CanonicalKey());
@@ -187,8 +217,12 @@ bool ViableNumberArray(const std::string& text, size_t max_items, bool* complete
   }
 }
 
-void ExpectExactMasks(const std::string& schema, size_t max_items,
+void ExpectExactMasks(const std::string& items, const std::string& bounds, size_t max_items,
                       const std::vector<std::string>& atoms, bool cached) {
+  const std::string schema =
+      R"({"type": "array", "uniqueItems": true, "items": )" + items + bounds + "}";
+  const Spelled spelled = SpelledBy(items, bounds);
+  PartialMemo().clear();
   auto g = Compile(schema, WhitespaceMode::kCompact, cached);
   ASSERT_TRUE(g.ok()) << g.status();
   const Tokenizer& tok = (*g)->tokenizer();
@@ -197,7 +231,7 @@ void ExpectExactMasks(const std::string& schema, size_t max_items,
   for (const std::vector<std::string>& c : Arrays(atoms, 2)) {
     const std::string doc = Text(c, ",");
     bool complete = false;
-    if (!ViableNumberArray(doc, max_items, &complete) || !complete) continue;
+    if (!ViableNumberArray(doc, spelled, max_items, &complete) || !complete) continue;
     ++docs;
     auto m = Matcher::Create(*g);
     for (size_t i = 0; i <= doc.size(); ++i) {
@@ -209,14 +243,14 @@ void ExpectExactMasks(const std::string& schema, size_t max_items,
           const bool got = (words[t / 32] >> (t % 32)) & 1;
           bool done = false;
           if (tok.is_special(t)) {
-            ASSERT_TRUE(ViableNumberArray(prefix, max_items, &done));
+            ASSERT_TRUE(ViableNumberArray(prefix, spelled, max_items, &done));
             ASSERT_EQ(got, done) << schema << "\n  EOS after " << prefix;
             continue;
           }
           const std::string bytes(tok.token_bytes(t));
-          const bool want = ViableNumberArray(prefix + bytes, max_items, &done);
+          const bool want = ViableNumberArray(prefix + bytes, spelled, max_items, &done);
           // Refusals the syntax alone would allow: the value check's work.
-          refused += !want && ViableNumberArray(prefix + bytes, max_items, &done, false);
+          refused += !want && ViableNumberArray(prefix + bytes, spelled, max_items, &done, false);
           ASSERT_EQ(got, want) << schema << "\n  after " << prefix << " token " << bytes;
         }
       }
@@ -234,12 +268,31 @@ void ExpectExactMasks(const std::string& schema, size_t max_items,
 TEST(JsonSchemaUniqueNumbersTest, MasksAreExact) {
   const std::vector<std::string> atoms = {"1", "1.0", "-0", "0", "0e1", "1e0", "5", "-1.5"};
   for (bool cached : {true, false}) {
-    ExpectExactMasks(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true})", 99,
-                     atoms, cached);
-    ExpectExactMasks(R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true,
-        "maxItems": 2})",
-                     2, atoms, cached);
+    ExpectExactMasks(R"({"type": "number"})", "", 99, atoms, cached);
+    ExpectExactMasks(R"({"type": "number"})", R"(, "maxItems": 2)", 2, atoms, cached);
   }
+}
+
+// Integers settle earlier: after `[0,` no `0` (`0`, `0.0` are all zero),
+// after `[12,` no `12.` (only `.0+` may follow), but `1.` may still become
+// 1.5e+16.
+TEST(JsonSchemaUniqueNumbersTest, IntegerMasksAreExact) {
+  const std::vector<std::string> atoms = {"0", "-0", "0.0", "1", "1.0", "12", "12.0", "-1"};
+  for (bool cached : {true, false}) {
+    ExpectExactMasks(R"({"type": "integer"})", "", 99, atoms, cached);
+  }
+  ExpectExactMasks(R"({"type": "integer", "description": "draft 4: no 1.0"})",
+                   R"(, "$schema": "http://json-schema.org/draft-04/schema#")", 99, atoms, true);
+}
+
+TEST(JsonSchemaUniqueNumbersTest, IntegersCompareByValue) {
+  const std::vector<std::string> atoms = {
+      "0", "-0", "0.0", "1", "1.0", "10", "10.0", "1e16", "1.0e16", "10000000000000000", "1.5e16"};
+  ExpectVerdicts(R"({"type": "array", "items": {"type": "integer"}, "uniqueItems": true})", atoms,
+                 3);
+  ExpectVerdicts(R"({"type": "array", "items": {"type": ["integer", "string"]},
+      "uniqueItems": true})",
+                 {"0", "-0", "1", "1.0", "\"1\"", "\"a\""}, 3);
 }
 
 bool Allows(Matcher& m, const Tokenizer& tok, const std::string& bytes) {
@@ -317,8 +370,8 @@ TEST(JsonSchemaUniqueNumbersTest, Rollback) {
 // the number ends), bounded numbers, booleans and null among open items.
 TEST(JsonSchemaUniqueNumbersTest, OtherItemsRefusedByName) {
   for (const char* schema : {
-           R"({"properties": {"n": {"type": "array", "items": {"type": "integer"},
-               "uniqueItems": true}}})",
+           R"({"properties": {"n": {"type": "array", "items": {"type": "integer",
+               "minimum": 0}, "uniqueItems": true}}})",
            R"({"properties": {"n": {"type": "array", "items": {"type": "number",
                "maximum": 3}, "uniqueItems": true}}})",
            R"({"properties": {"n": {"type": "array", "items": {"type": "number",
