@@ -277,7 +277,7 @@ TEST(JsonSchemaUniqueNumbersTest, MasksAreExact) {
 // after `[12,` no `12.` (only `.0+` may follow), but `1.` may still become
 // 1.5e+16.
 TEST(JsonSchemaUniqueNumbersTest, IntegerMasksAreExact) {
-  const std::vector<std::string> atoms = {"0", "-0", "0.0", "1", "1.0", "12", "12.0", "-1"};
+  const std::vector<std::string> atoms = {"0", "-0", "0.0", "1", "1.0", "12", "12.0", "120", "-1"};
   for (bool cached : {true, false}) {
     ExpectExactMasks(R"({"type": "integer"})", "", 99, atoms, cached);
   }
