@@ -139,9 +139,11 @@ class MatcherImpl final : public Matcher {
     // In or before a distinct number every byte may settle its value (a
     // digit's token may end in whitespace, an `e` after a zero mantissa):
     // walked byte by byte, without the cache. The walk stays small there:
-    // few tokens go on from a number.
-    const bool numbers_pending =
-        distinct_numbers_ && parser_.Allowed().Intersects(*distinct_numbers_);
+    // few tokens go on from a number. Inside a lexeme that can no longer be
+    // a number (a string item beside number items) the cache serves again.
+    const bool numbers_pending = distinct_numbers_ &&
+                                 parser_.Allowed().Intersects(*distinct_numbers_) &&
+                                 (!pos_.in_lexeme || DistinctNumberLive(pos_.lexer));
     std::shared_ptr<const MaskCacheEntry> entry =
         numbers_pending ? nullptr
                         : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
@@ -451,6 +453,14 @@ class MatcherImpl final : public Matcher {
       }
     }
   }
+  // Whether a distinct number is live in lexer state `s`.
+  bool DistinctNumberLive(regex::StateId s) const {
+    for (const regex::TaggedExpr& e : grammar_->dfa().Exprs(s)) {
+      if (grammar_->grammar().is_distinct_number(e.tag)) return true;
+    }
+    return false;
+  }
+
   // Whether a lexeme ending in lexer state `ended` may be a distinct value.
   bool EndsDistinctValue(regex::StateId ended) const {
     for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {

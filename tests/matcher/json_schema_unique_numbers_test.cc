@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -151,6 +152,86 @@ Spelled SpelledBy(const std::string& items, const std::string& rest) {
     if (added) it->second = Accepts(grammar, "[" + spelling + "]");
     return it->second;
   };
+}
+
+// The cached masks (a string item beside number items is walked with the
+// cache; numbers without it) must equal uncached walks, on a vocabulary of
+// many multi-byte tokens mixing quotes, digits, exponents and brackets,
+// along random mask-guided documents that repeat values.
+TEST(JsonSchemaUniqueNumbersTest, CachedMasksEqualUncachedWalks) {
+  std::vector<std::string> vocab;
+  for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  std::mt19937 rng(7);
+  const std::string alphabet = "\"\"01e.-, ]a\\";
+  std::set<std::string> seen(vocab.begin(), vocab.end());
+  while (vocab.size() < 2500) {
+    std::string t;
+    const size_t len = 2 + rng() % 4;
+    for (size_t i = 0; i < len; ++i) t.push_back(alphabet[rng() % alphabet.size()]);
+    if (seen.insert(t).second) vocab.push_back(t);
+  }
+  auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "unique-numbers-cache");
+  int steps = 0;
+  for (const char* schema :
+       {R"({"type": "array", "items": {"type": ["number", "string"]}, "uniqueItems": true})",
+        R"({"type": "array", "items": {"type": ["integer", "string"]}, "uniqueItems": true})"}) {
+    for (WhitespaceMode ws : {WhitespaceMode::kCompact, WhitespaceMode::kBounded}) {
+      GrammarSpec spec;
+      spec.kind = SpecKind::kJsonSchema;
+      spec.text = schema;
+      CompileOptions cached_options;
+      cached_options.whitespace = ws;
+      CompileOptions uncached_options = cached_options;
+      uncached_options.mask_cache_bytes = 0;
+      auto cached = CompileGrammar(spec, cached_options, tok);
+      auto uncached = CompileGrammar(spec, uncached_options, tok);
+      ASSERT_TRUE(cached.ok()) << cached.status();
+      ASSERT_TRUE(uncached.ok()) << uncached.status();
+      // Where a repeat is one token away, then random documents.
+      for (const char* prefix : {"[1,", "[1, ", "[0,-0", "[\"a\",1,", "[1,\"", "[12,12", "[0, 0.0",
+                                 "[1,\"1\",\"1", "[10,1"}) {
+        auto a = Matcher::Create(*cached);
+        auto b = Matcher::Create(*uncached);
+        if (!b->AcceptBytes(prefix)) continue;
+        ASSERT_TRUE(a->AcceptBytes(prefix));
+        std::vector<uint32_t> want((tok->vocab_size() + 31) / 32), got(want.size());
+        b->FillMask(want);
+        a->FillMask(got);
+        ++steps;
+        ASSERT_EQ(got, want) << schema << "\n  after " << prefix;
+      }
+      for (int doc = 0; doc < 12; ++doc) {
+        auto a = Matcher::Create(*cached);
+        auto b = Matcher::Create(*uncached);
+        std::string text;
+        for (int step = 0; step < 30; ++step) {
+          std::vector<uint32_t> want((tok->vocab_size() + 31) / 32), got(want.size());
+          b->FillMask(want);
+          a->FillMask(got);
+          ++steps;
+          ASSERT_EQ(got, want) << schema << "\n  after " << text;
+          std::vector<TokenId> allowed;
+          for (TokenId t = 0; t < tok->vocab_size(); ++t) {
+            if (!tok->is_special(t) && ((want[t >> 5] >> (t & 31)) & 1)) allowed.push_back(t);
+          }
+          if (allowed.empty()) break;
+          // Mostly short tokens of few bytes, so that items are small and
+          // values repeat.
+          TokenId pick = allowed[rng() % allowed.size()];
+          for (int tries = 0; tries < 8 && (tok->token_bytes(pick).size() > 2 ||
+                                            tok->token_bytes(pick).find_first_not_of("01,\"") !=
+                                                std::string::npos);
+               ++tries) {
+            pick = allowed[rng() % allowed.size()];
+          }
+          ASSERT_TRUE(a->AcceptToken(pick));
+          ASSERT_TRUE(b->AcceptToken(pick));
+          text += std::string(tok->token_bytes(pick));
+        }
+      }
+    }
+  }
+  EXPECT_GT(steps, 500);
 }
 
 // Whether a partial item (with the values before it) can become a new
