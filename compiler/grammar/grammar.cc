@@ -11,7 +11,8 @@
 namespace maskd {
 
 LexemeId GrammarBuilder::AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags) {
-  LexemeKey key{regex, flags.lazy, flags.literal, flags.role};
+  LexemeKey key{
+      regex, flags.lazy, flags.literal, flags.role, flags.distinct_number, flags.distinct_integer};
   auto [it, inserted] = lexeme_by_key_.try_emplace(key, static_cast<LexemeId>(lexemes_.size()));
   if (inserted) lexemes_.push_back(LexemeInfo{std::string(name), regex, flags, nullptr});
   return it->second;
@@ -211,6 +212,9 @@ absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
     for (LexemeId t = 0; t < grammar->lexemes_.size(); ++t) {
       const LexemeInfo& l = grammar->lexemes_[t];
       if (l.flags.role == LexemeRole::kDistinctValue) grammar->has_distinct_values_ = true;
+      if (l.flags.role == LexemeRole::kDistinctValue && l.flags.distinct_number) {
+        grammar->has_distinct_numbers_ = true;
+      }
       if (l.flags.role != LexemeRole::kUniqueKey) continue;
       if (grammar->unique_key_group_.empty())
         grammar->unique_key_group_.assign(grammar->lexemes_.size(), ~0u);

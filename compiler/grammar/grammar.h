@@ -54,6 +54,17 @@ struct LexemeFlags {
   // (jump-forward, lexer fast paths) without inspecting the regex.
   bool literal = false;
   LexemeRole role = LexemeRole::kNone;
+  // A kDistinctValue lexeme that is a JSON number (an open `number`: no
+  // bounds, no multipleOf). Its value is its canonical number (1 == 1.0 ==
+  // 1e0, -0 == 0), complete only when the lexeme ends (the next byte cannot
+  // continue it), or as soon as every continuation is zero (`0e`, `-0.0E`).
+  // The byte stepper canonicalizes its bytes (matcher/number_canon.h).
+  bool distinct_number = false;
+  // A distinct number that is an integer (`type: integer`): its value is
+  // also settled by a leading `0` (`0`, `-0`, `0.0` are all zero) and by a
+  // `.` after two or more digits (only `.0+` may follow; one digit may still
+  // take an exponent spelling, `1.5e+16`, numeric_regex.h).
+  bool distinct_integer = false;
 
   friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
 };
@@ -174,10 +185,13 @@ class GrammarBuilder {
     bool lazy;
     bool literal;
     LexemeRole role;
+    bool distinct_number;
+    bool distinct_integer;
     friend bool operator==(const LexemeKey&, const LexemeKey&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const LexemeKey& k) {
-      return H::combine(std::move(h), k.regex, k.lazy, k.literal, static_cast<uint8_t>(k.role));
+      return H::combine(std::move(h), k.regex, k.lazy, k.literal, static_cast<uint8_t>(k.role),
+                        k.distinct_number, k.distinct_integer);
     }
   };
   absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
@@ -218,6 +232,15 @@ class Grammar {
   bool is_distinct_value(LexemeId id) const {
     return lexemes_[id].flags.role == LexemeRole::kDistinctValue;
   }
+  // A kDistinctValue lexeme that is a number (LexemeFlags::distinct_number).
+  bool is_distinct_number(LexemeId id) const {
+    return is_distinct_value(id) && lexemes_[id].flags.distinct_number;
+  }
+  bool is_distinct_integer(LexemeId id) const {
+    return is_distinct_number(id) && lexemes_[id].flags.distinct_integer;
+  }
+  // Some lexeme is a distinct number.
+  bool has_distinct_numbers() const { return has_distinct_numbers_; }
   // kUniqueKey lexemes with the same name are one key (a key with and
   // without the comma before it): its group number, dense from 0.
   uint32_t unique_key_group(LexemeId id) const { return unique_key_group_[id]; }
@@ -297,6 +320,7 @@ class Grammar {
   std::vector<uint32_t> unique_key_start_;  // Groups + 1 entries.
   std::vector<LexemeId> unique_key_lexemes_;
   bool has_distinct_values_ = false;
+  bool has_distinct_numbers_ = false;
 
   std::vector<NonterminalId> rule_lhs_;
   std::vector<Symbol> rhs_symbols_;       // All bodies, concatenated.

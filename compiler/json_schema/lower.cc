@@ -158,7 +158,8 @@ class Lowering {
   // A lexeme for token `token` followed by the allowed whitespace; `nothing_`
   // when no byte string matches it.
   absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false,
-                               LexemeRole role = LexemeRole::kNone) {
+                               LexemeRole role = LexemeRole::kNone, bool distinct_number = false,
+                               bool distinct_integer = false) {
     const ExprId regex = pool_.Concat(token, ws_);
     absl::StatusOr<bool> empty = pool_.IsEmpty(regex, /*budget=*/20000, options_.deadline);
     if (!empty.ok()) {
@@ -171,6 +172,8 @@ class Lowering {
     LexemeFlags flags;
     flags.literal = literal;
     flags.role = role;
+    flags.distinct_number = distinct_number;
+    flags.distinct_integer = distinct_integer;
     return Symbol::Lexeme(builder_.AddLexeme(name, regex, flags));
   }
   Symbol Literal(std::string_view text) {
@@ -389,7 +392,9 @@ class Lowering {
     return std::vector<Symbol>{Literal("{"), Symbol::Nonterminal(*rest)};
   }
 
-  absl::StatusOr<Symbol> Number(const SchemaNode& node) {
+  // The node's numbers as one lexeme; `distinct`: a distinct-number lexeme
+  // (LexemeFlags::distinct_number, UniqueOpenScalarArray).
+  absl::StatusOr<Symbol> Number(const SchemaNode& node, bool distinct = false) {
     const bool integers_only = !(node.types & kFractionType);
     const bool fractions_only = !(node.types & kIntegerType);
     auto at_node = [&](const absl::Status& status) {
@@ -467,6 +472,11 @@ class Lowering {
       excluded.push_back(*value);
     }
     if (!excluded.empty()) *numbers = pool_.And(*numbers, pool_.Not(pool_.Or(excluded)));
+    if (distinct) {
+      return Token(*numbers, "distinct number" + node.pointer, /*literal=*/false,
+                   LexemeRole::kDistinctValue, /*distinct_number=*/true,
+                   /*distinct_integer=*/integers_only);
+    }
     return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
   }
 
@@ -781,11 +791,13 @@ class Lowering {
       return Unsupported("uniqueItems beside prefixItems (or array-form items)", node);
     }
     std::optional<std::vector<JsonValue>> domain = FiniteScalarDomain(schema_, node.items);
-    if (!domain && OpenString(node.items)) return UniqueStringArray(node, nt);
+    if (!domain && OpenScalars(node.items)) return UniqueOpenScalarArray(node, nt);
     if (!domain) {
       return Unsupported(
           "uniqueItems over items that are neither a finite set of scalars (enum/const of "
-          "strings, numbers, booleans, null) nor strings without maxLength, pattern or format",
+          "strings, numbers, booleans, null) nor strings without maxLength, pattern or format "
+          "and numbers without minimum, maximum or multipleOf (objects, arrays, "
+          "mixed types with booleans or null)",
           node);
     }
     // The domain comes from the item node's enum or types; its values must
@@ -817,32 +829,54 @@ class Lowering {
         node, nt, [&](uint64_t) { return item; }, max);
   }
 
-  // A string node every prefix of whose values extends to infinitely many
-  // values (no maxLength, pattern, format or enum): a repeated item can then
-  // always be avoided by writing on, so refusing only the byte that would
-  // complete a repeat keeps every mask exact.
-  bool OpenString(NodeId id) const {
+  // A node of strings and/or numbers every prefix of whose values extends
+  // to infinitely many values, but where the value is settled: strings
+  // without maxLength, pattern, format or enum (settled by the closing
+  // quote), numbers and integers without minimum, maximum or multipleOf
+  // (settled when the number ends, by e/E after a zero mantissa, and for
+  // integers by a leading 0 or a `.` after two digits: ByteStepper::
+  // AdvanceNumber). A repeated item can then always be avoided by writing
+  // on, so refusing only the bytes that settle a repeat keeps every mask
+  // exact.
+  bool OpenScalars(NodeId id) const {
     if (id == kTrueNode || id == kFalseNode) return false;
     const SchemaNode& n = schema_.node(id);
-    return n.types == kStringType && !n.enum_values && !n.max_length && n.patterns.empty() &&
-           n.not_patterns.empty() && !n.format && n.unsupported.empty() && n.all_of.empty() &&
-           n.any_of.empty() && n.one_of.empty() && n.not_schema == kNoNode &&
-           n.if_schema == kNoNode;
+    if (n.types == 0 || (n.types & ~(kStringType | kNumberTypes)) != 0) return false;
+    if ((n.types & kNumberTypes) == kFractionType) return false;
+    if ((n.types & kNumberTypes) != 0 && (n.minimum || n.maximum || !n.multiple_of.empty())) {
+      return false;
+    }
+    if ((n.types & kStringType) != 0 &&
+        (n.max_length || !n.patterns.empty() || !n.not_patterns.empty() || n.format)) {
+      return false;
+    }
+    return !n.enum_values && n.unsupported.empty() && n.all_of.empty() && n.any_of.empty() &&
+           n.one_of.empty() && n.not_schema == kNoNode && n.if_schema == kNoNode;
   }
 
-  // uniqueItems over open strings: the item is one lexeme with
-  // LexemeRole::kDistinctValue, and the matcher refuses the closing quote
-  // of a string the array already holds (strings have one spelling each,
-  // json_string.h, so equal bytes are equal values).
-  absl::Status UniqueStringArray(const SchemaNode& node, NonterminalId nt) {
+  // uniqueItems over open strings and numbers (OpenScalars): the item is
+  // one lexeme with LexemeRole::kDistinctValue, and the matcher refuses the
+  // closing quote of a string the array already holds (strings have one
+  // spelling each, json_string.h, so equal bytes are equal values), and the
+  // bytes that settle a number the array holds (numbers compare by their
+  // canonical value, matcher/number_canon.h).
+  absl::Status UniqueOpenScalarArray(const SchemaNode& node, NonterminalId nt) {
     const SchemaNode& items = schema_.node(node.items);
-    absl::StatusOr<ExprId> decoded = StringLanguage(items);
-    if (!decoded.ok()) return decoded.status();
-    absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "distinct string" + items.pointer,
-                                          /*literal=*/false, LexemeRole::kDistinctValue);
-    if (!string.ok()) return string.status();
     const NonterminalId item = builder_.FreshNonterminal("distinct_item" + node.pointer);
-    Rule(item, {*string});
+    if (items.types & kStringType) {
+      absl::StatusOr<ExprId> decoded = StringLanguage(items);
+      if (!decoded.ok()) return decoded.status();
+      absl::StatusOr<Symbol> string =
+          Token(QuotedString(*decoded), "distinct string" + items.pointer,
+                /*literal=*/false, LexemeRole::kDistinctValue);
+      if (!string.ok()) return string.status();
+      Rule(item, {*string});
+    }
+    if (items.types & kNumberTypes) {
+      absl::StatusOr<Symbol> number = Number(items, /*distinct=*/true);
+      if (!number.ok()) return number.status();
+      Rule(item, {*number});
+    }
     return ArrayOf(
         node, nt, [&](uint64_t) { return item; }, node.max_items);
   }

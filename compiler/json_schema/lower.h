@@ -7,7 +7,8 @@
 // points, the formats of json_string.h) in their canonical encoding, numbers
 // and integers with bounds (and multipleOf where numeric_regex.h can),
 // arrays (prefixItems, items, min/maxItems, uniqueItems over finite scalar
-// domains and open strings, contains with an expressible complement),
+// domains, open strings and unbounded numbers, contains with an expressible
+// complement),
 // objects in schema order (declared
 // properties in order, each optional unless required; other keys, checked
 // against patternProperties/additionalProperties/propertyNames, anywhere in

@@ -16,6 +16,7 @@
 #include "compiler/grammar/earley_parser.h"
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
+#include "compiler/matcher/number_canon.h"
 #include "compiler/regex/lazy_dfa.h"
 
 namespace maskd {
@@ -32,6 +33,9 @@ struct LexPosition {
   // lexeme (`value_done` from then on), what the parser compares.
   bool value_done = false;
   uint64_t value = 0;
+  // Grammars with distinct numbers only: the lexeme's bytes read as a
+  // number (the value a distinct-number lexeme ends with).
+  NumberCanon number;
   friend bool operator==(const LexPosition&, const LexPosition&) = default;
 };
 
@@ -41,7 +45,8 @@ class ByteStepper {
       : grammar_(grammar),
         dfa_(grammar.dfa()),
         scratch_(grammar.grammar().num_lexemes()),
-        track_values_(grammar.grammar().has_distinct_values()) {}
+        track_values_(grammar.grammar().has_distinct_values()),
+        track_numbers_(grammar.grammar().has_distinct_numbers()) {}
 
   // The position before any byte, for the parser's current allowed set.
   // The lexer starts from the set before the unique-key check
@@ -49,7 +54,7 @@ class ByteStepper {
   // whatever keys were written: Step never enters a state where only taken
   // keys live (LiveFor), so the bytes read are those of the allowed set.
   LexPosition Start(const EarleyParser& parser) const {
-    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed};
+    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed, {}};
   }
 
   // Whether lexer state `s`, from a start of the parser's top set, holds a
@@ -82,7 +87,7 @@ class ByteStepper {
       return false;
     }
     if (track_values_) [[unlikely]] {
-      LexPosition fresh{restart, false, false, kValueSeed};
+      LexPosition fresh{restart, false, false, kValueSeed, {}};
       if (!Advance(parser, fresh, restart, b)) {
         parser.Pop(1);
         return false;
@@ -90,7 +95,7 @@ class ByteStepper {
       pos = fresh;
       return true;
     }
-    pos = {restart, true};
+    pos = {restart, true, false, 0, {}};
     return true;
   }
 
@@ -100,9 +105,9 @@ class ByteStepper {
   // starts only keys the frame has had.
   bool Begin(EarleyParser& parser, regex::StateId lexer, uint8_t b, LexPosition* pos) {
     if (!LiveFor(parser, lexer)) return false;
-    *pos = {lexer, true};
+    *pos = {lexer, true, false, 0, {}};
     if (!track_values_) return true;
-    LexPosition fresh{lexer, false, false, kValueSeed};
+    LexPosition fresh{lexer, false, false, kValueSeed, {}};
     if (!Advance(parser, fresh, lexer, b)) return false;
     *pos = fresh;
     return true;
@@ -121,6 +126,9 @@ class ByteStepper {
   // Scans the lexemes accepting at `pos` as one parser set; false when none
   // accepts (or the parser hit a limit).
   bool EndLexeme(EarleyParser& parser, const LexPosition& pos) {
+    if (track_numbers_ && EndsDistinctNumber(pos.lexer)) {
+      return EndLexeme(parser, pos.lexer, pos.number.Value());
+    }
     return EndLexeme(parser, pos.lexer, pos.value);
   }
   bool EndLexeme(EarleyParser& parser, regex::StateId lexer, uint64_t value = 0) {
@@ -143,7 +151,8 @@ class ByteStepper {
   // accepting there is a distinct value (otherwise the parser drops the
   // distinct ones when the lexeme ends: ScanAny).
   bool Advance(const EarleyParser& parser, LexPosition& pos, regex::StateId next, uint8_t b) {
-    LexPosition out{next, true, pos.value_done, pos.value};
+    LexPosition out{next, true, pos.value_done, pos.value, {}};
+    if (track_numbers_ && !AdvanceNumber(parser, pos.number, out, next, b)) return false;
     if (!out.value_done) {
       // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
       // the sizes of one array.
@@ -153,6 +162,9 @@ class ByteStepper {
       out.value = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
       bool distinct = false, other = false;
       for (uint32_t tag : dfa_.AcceptingTags(next)) {
+        // A distinct number's value is complete only when its lexeme
+        // ends (AdvanceNumber, EndLexeme).
+        if (grammar_.grammar().is_distinct_number(tag)) continue;
         (grammar_.grammar().is_distinct_value(tag) ? distinct : other) = true;
       }
       if (distinct) {
@@ -167,10 +179,57 @@ class ByteStepper {
     return true;
   }
 
+  // Whether a distinct number accepts in lexer state `s`.
+  bool EndsDistinctNumber(regex::StateId s) const {
+    for (uint32_t tag : dfa_.AcceptingTags(s)) {
+      if (grammar_.grammar().is_distinct_number(tag)) return true;
+    }
+    return false;
+  }
+
+  // Whether every lexeme live in lexer state `s` is a distinct number (an
+  // integer, with `integers`): then a number whose value is settled decides
+  // the item.
+  bool OnlyDistinctNumbersLive(regex::StateId s, bool integers) const {
+    bool any = false;
+    for (const regex::TaggedExpr& e : dfa_.Exprs(s)) {
+      if (!(integers ? grammar_.grammar().is_distinct_integer(e.tag)
+                     : grammar_.grammar().is_distinct_number(e.tag))) {
+        return false;
+      }
+      any = true;
+    }
+    return any;
+  }
+
+  // Reads byte b into the lexeme's number (`before` as it was); false when
+  // that settles the value of a distinct number the array holds already:
+  // whitespace after it (the lexeme takes trailing whitespace, so the next
+  // byte would only end it), or e/E after a zero mantissa (every exponent
+  // leaves zero); for a distinct integer also a leading 0 (only `.0+` may
+  // follow) and a `.` after two digits (likewise). The byte that ends the
+  // lexeme is the parser's to refuse (EarleyParser::ScanAny with the
+  // number's value, EndLexeme).
+  bool AdvanceNumber(const EarleyParser& parser, const NumberCanon& before, LexPosition& out,
+                     regex::StateId next, uint8_t b) const {
+    out.number = before;
+    out.number.Feed(b);
+    const NumberCanon::Phase p = out.number.phase();
+    const bool settled = (p == NumberCanon::kDone && before.phase() != NumberCanon::kDone) ||
+                         (p == NumberCanon::kExpSign && before.phase() != NumberCanon::kExpSign &&
+                          out.number.zero());
+    const bool settled_integer = (b == '0' && before.phase() == NumberCanon::kStart) ||
+                                 (b == '.' && before.TwoIntegerDigits() && p == NumberCanon::kFrac);
+    if (!settled && !settled_integer) return true;
+    if (!parser.FrameHasValue(out.number.Value())) return true;
+    return !OnlyDistinctNumbersLive(next, /*integers=*/!settled);
+  }
+
   const CompiledGrammarImpl& grammar_;
   const regex::LazyDfa& dfa_;
   LexemeSet scratch_;
   const bool track_values_;
+  const bool track_numbers_;
 };
 
 }  // namespace maskd

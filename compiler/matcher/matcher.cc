@@ -43,6 +43,7 @@ class MatcherImpl final : public Matcher {
         parser_(grammar_->grammar_ptr()),
         stepper_(*grammar_),
         distinct_(DistinctValueLexemes(grammar_->grammar())),
+        distinct_numbers_(DistinctNumberLexemes(grammar_->grammar())),
         token_scratch_(grammar_->grammar().num_lexemes()) {
     pos_ = stepper_.Start(parser_);
   }
@@ -53,6 +54,7 @@ class MatcherImpl final : public Matcher {
         parser_(other.parser_),
         stepper_(*grammar_),
         distinct_(other.distinct_),
+        distinct_numbers_(other.distinct_numbers_),
         pos_(other.pos_),
         stopped_(other.stopped_),
         hit_depth_limit_(other.hit_depth_limit_),
@@ -134,8 +136,18 @@ class MatcherImpl final : public Matcher {
     // tokens are checked again (ResumeWithValues, DropRepeatedInside).
     const bool values_pending = distinct_ && parser_.Allowed().Intersects(*distinct_) &&
                                 !(pos_.in_lexeme && pos_.value_done);
+    // In or before a distinct number every byte may settle its value (a
+    // digit's token may end in whitespace, an `e` after a zero mantissa):
+    // walked byte by byte, without the cache. The walk stays small there:
+    // few tokens go on from a number. Inside a lexeme that can no longer be
+    // a number (a string item beside number items) the cache serves again.
+    const bool numbers_pending = distinct_numbers_ &&
+                                 parser_.Allowed().Intersects(*distinct_numbers_) &&
+                                 (!pos_.in_lexeme || DistinctNumberLive(pos_.lexer));
     std::shared_ptr<const MaskCacheEntry> entry =
-        grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer, pos_.in_lexeme);
+        numbers_pending ? nullptr
+                        : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
+                                                     pos_.in_lexeme);
     // The lexer state holds keys the object frame has had (ByteStepper::
     // Start): the cached walk needs their tokens taken out.
     std::shared_ptr<const KeyNodeTable> key_nodes;
@@ -289,7 +301,8 @@ class MatcherImpl final : public Matcher {
            history_nodes * MallocBlockBytes(kDequeNodeBytes) +
            MallocBlockBytes(std::max<size_t>(8, history_nodes + 2) * sizeof(void*)) +
            VectorHeapBytes(walk_stack_) + memo_.HeldBytesApprox() + stepper_.HeapBytes() +
-           (distinct_ ? distinct_->HeapBytes() : 0) + token_scratch_.HeapBytes() +
+           (distinct_ ? distinct_->HeapBytes() : 0) +
+           (distinct_numbers_ ? distinct_numbers_->HeapBytes() : 0) + token_scratch_.HeapBytes() +
            keyer_.HeldBytesApprox();
   }
 
@@ -440,6 +453,14 @@ class MatcherImpl final : public Matcher {
       }
     }
   }
+  // Whether a distinct number is live in lexer state `s`.
+  bool DistinctNumberLive(regex::StateId s) const {
+    for (const regex::TaggedExpr& e : grammar_->dfa().Exprs(s)) {
+      if (grammar_->grammar().is_distinct_number(e.tag)) return true;
+    }
+    return false;
+  }
+
   // Whether a lexeme ending in lexer state `ended` may be a distinct value.
   bool EndsDistinctValue(regex::StateId ended) const {
     for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {
@@ -566,7 +587,8 @@ class MatcherImpl final : public Matcher {
             i = trie.subtree_end(i);
             continue;
           }
-          walk_stack_.push_back({trie.subtree_end(i), i, {{known->lexer, true}, 0}, known->set});
+          walk_stack_.push_back(
+              {trie.subtree_end(i), i, {{known->lexer, true, false, 0, {}}, 0}, known->set});
           SetTokens(trie, i, words);
           ++i;
           continue;
@@ -637,6 +659,16 @@ class MatcherImpl final : public Matcher {
     return out;
   }
 
+  // The distinct-number lexemes, or nullopt when the grammar has none.
+  static std::optional<LexemeSet> DistinctNumberLexemes(const Grammar& g) {
+    if (!g.has_distinct_numbers()) return std::nullopt;
+    LexemeSet out(g.num_lexemes());
+    for (LexemeId id = 0; id < g.num_lexemes(); ++id) {
+      if (g.is_distinct_number(id)) out.Insert(id);
+    }
+    return out;
+  }
+
   std::shared_ptr<const CompiledGrammarImpl> grammar_;
   MatcherOptions options_;
   // Mutable: CanStop() scans a lexeme end into the parser and pops it again,
@@ -644,6 +676,7 @@ class MatcherImpl final : public Matcher {
   mutable EarleyParser parser_;
   mutable ByteStepper stepper_;
   std::optional<LexemeSet> distinct_;
+  std::optional<LexemeSet> distinct_numbers_;
   LexPosition pos_;
   bool stopped_ = false;
   bool hit_depth_limit_ = false;

@@ -216,7 +216,9 @@ TEST(JsonSchemaUniqueItemsTest, InfiniteDomainsAreRefusedByName) {
   for (const char* schema : {
            R"({"properties": {"tags": {"type": "array", "items": {"type": "string",
                "maxLength": 3}, "uniqueItems": true}}})",
-           R"({"properties": {"tags": {"type": "array", "items": {"type": "integer"},
+           R"({"properties": {"tags": {"type": "array", "items": {"type": "integer",
+               "maximum": 9}, "uniqueItems": true}}})",
+           R"({"properties": {"tags": {"type": "array", "items": {"type": "object"},
                "uniqueItems": true}}})",
            R"({"properties": {"tags": {"type": "array", "uniqueItems": true}}})",
            R"({"properties": {"tags": {"type": "array", "items": {"enum": [{"a": 1}, 2]},
