@@ -15,8 +15,9 @@ using regex::ByteSet;
 // Past this many dotted positions the compile would spend more on walks
 // than the masks save.
 constexpr size_t kMaxPositions = 4096;
-// And past this long, whatever the compile's own time limit.
-constexpr std::chrono::milliseconds kMaxBuildTime{2000};
+// Trie nodes the walks of one grammar may visit (c.gbnf takes 3.3M, 0.5 s; a
+// count, not a clock, so that a loaded machine builds the same table).
+constexpr uint64_t kMaxWalkNodes = uint64_t{1} << 24;
 
 // FIRST and FOLLOW over bytes (first bytes of lexemes; token terminals have
 // none: they are never bytes).
@@ -102,6 +103,9 @@ class InsideWalker {
     }
   }
 
+  // Trie nodes the walks visited so far.
+  uint64_t visited() const { return visited_; }
+
   // False when the parser or the lexer hit a limit (the entry may lack tokens).
   bool Walk(uint32_t pos, ItemMasks::Entry* out) {
     const uint64_t hits = parser_.limit_hits();
@@ -157,6 +161,7 @@ class InsideWalker {
   }
 
   void AddTokens(uint32_t node) {
+    ++visited_;
     trie_.ForEachToken(node, [&](TokenId t) { out_->tokens.push_back(t); });
   }
 
@@ -223,6 +228,7 @@ class InsideWalker {
   std::vector<std::vector<uint32_t>> waiting_on_;  // per nonterminal: positions before it
   std::vector<std::pair<NonterminalId, ByteSet>> ext_follow_;  // ExtFollow's, this walk
   ItemMasks::Entry* out_ = nullptr;
+  uint64_t visited_ = 0;
 };
 
 }  // namespace
@@ -232,7 +238,6 @@ std::unique_ptr<ItemMasks> ItemMasks::Build(const CompiledGrammarImpl& grammar,
                                             size_t max_bytes,
                                             std::chrono::steady_clock::time_point deadline,
                                             const std::atomic<bool>* cancelled) {
-  const auto stop = std::min(deadline, std::chrono::steady_clock::now() + kMaxBuildTime);
   const Grammar& g = grammar.grammar();
   if (g.has_frames() || g.num_positions() > kMaxPositions) return nullptr;
   std::unique_ptr<ItemMasks> masks(new ItemMasks(max_bytes, grammar.vocab().trie()));
@@ -244,7 +249,7 @@ std::unique_ptr<ItemMasks> ItemMasks::Build(const CompiledGrammarImpl& grammar,
     // At the start of its rule an item is never in a kernel (it was
     // predicted), but the augmented start's stands for the first set.
     if (pos == g.rule_first_pos(g.pos_rule(pos)) && pos != g.rule_first_pos(0)) continue;
-    if (std::chrono::steady_clock::now() > stop ||
+    if (walker.visited() > kMaxWalkNodes || std::chrono::steady_clock::now() > deadline ||
         (cancelled != nullptr && cancelled->load(std::memory_order_relaxed))) {
       return nullptr;
     }

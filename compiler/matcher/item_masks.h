@@ -62,9 +62,9 @@ class ItemMasks {
   // The table of `grammar` (whose lexing the parse cannot change:
   // GrammarIr::context_free_lexing), or null where item masks do not apply
   // (object frames or distinct values, too many positions), a walk hit a
-  // limit, the table would pass `max_bytes`, or building it took past
-  // `deadline` or kMaxBuildTime (then masks walk the whole trie, as
-  // without it). `lexeme_first` is per lexeme the bytes its strings may
+  // limit, the table would pass `max_bytes` or its walks a node budget, or
+  // the compile passed `deadline` or was cancelled (then masks walk the
+  // whole trie, as without it). `lexeme_first` is per lexeme the bytes its strings may
   // start with (a superset).
   static std::unique_ptr<ItemMasks> Build(const CompiledGrammarImpl& grammar,
                                           const std::vector<regex::ByteSet>& lexeme_first,
