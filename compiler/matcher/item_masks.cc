@@ -288,15 +288,16 @@ std::shared_ptr<const ItemMasks::Combined> ItemMasks::Combine(const std::vector<
   const size_t cost =
       (combined->words.size() + combined->frontier.size() + kernel.size()) * sizeof(uint32_t) + 128;
   std::lock_guard<std::mutex> lock(mu_);
-  if (entry_bytes_ + combined_bytes_ + cost > max_bytes_) return combined;  // used, not kept
+  if (entry_bytes_ + combined_bytes_.load(std::memory_order_relaxed) + cost > max_bytes_) {
+    return combined;  // used, not kept
+  }
   auto [it, inserted] = combined_.emplace(kernel, combined);
-  if (inserted) combined_bytes_ += cost;
+  if (inserted) combined_bytes_.fetch_add(cost, std::memory_order_relaxed);
   return it->second;
 }
 
 size_t ItemMasks::bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return entry_bytes_ + combined_bytes_;
+  return entry_bytes_ + combined_bytes_.load(std::memory_order_relaxed);
 }
 
 }  // namespace maskd

@@ -92,8 +92,9 @@ class ItemMasks {
   // uninstrumented Abseil.
   mutable std::mutex mu_;
   mutable absl::flat_hash_map<std::vector<uint32_t>, std::shared_ptr<const Combined>>
-      combined_;                       // guarded by mu_
-  mutable size_t combined_bytes_ = 0;  // guarded by mu_
+      combined_;  // guarded by mu_
+  // Written under mu_, read without it (SizeBytes runs on every step).
+  mutable std::atomic<size_t> combined_bytes_{0};
 };
 
 }  // namespace maskd
