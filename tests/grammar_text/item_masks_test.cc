@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compiler/compile/compile.h"
@@ -51,54 +52,80 @@ struct Case {
   std::string sample;  // a sentence, to draw the vocabulary from
 };
 
-// Random walks over the masks with item masks: each mask must equal the one
-// without them, and allow exactly the tokens the matcher accepts.
-void CheckWalks(const Case& c, int walks, int steps) {
-  auto tok = std::make_shared<SmallVocabTokenizer>(VocabFrom(c.sample), "item-masks-" + c.name);
+// A case compiled with and without item masks.
+struct Compiled {
+  std::shared_ptr<SmallVocabTokenizer> tok;
+  std::shared_ptr<const CompiledGrammar> with, without;
+};
+
+Compiled CompileBoth(const Case& c) {
+  Compiled out;
+  out.tok = std::make_shared<SmallVocabTokenizer>(VocabFrom(c.sample), "item-masks-" + c.name);
   GrammarSpec spec;
   spec.kind = SpecKind::kEbnf;
   spec.dialect = EbnfDialect::kGbnf;
   spec.text = c.grammar;
   CompileOptions on, off;
   off.item_masks = false;
-  auto with = CompileGrammar(spec, on, tok);
-  auto without = CompileGrammar(spec, off, tok);
-  ASSERT_TRUE(with.ok()) << c.name << ": " << with.status();
-  ASSERT_TRUE(without.ok()) << c.name << ": " << without.status();
-  const auto& impl = static_cast<const CompiledGrammarImpl&>(**with);
-  ASSERT_NE(impl.item_masks(), nullptr) << c.name;
-  EXPECT_GT(impl.item_masks()->positions(), 0u);
-  EXPECT_EQ(static_cast<const CompiledGrammarImpl&>(**without).item_masks(), nullptr);
+  auto with = CompileGrammar(spec, on, out.tok);
+  auto without = CompileGrammar(spec, off, out.tok);
+  EXPECT_TRUE(with.ok()) << c.name << ": " << with.status();
+  EXPECT_TRUE(without.ok()) << c.name << ": " << without.status();
+  if (!with.ok() || !without.ok()) return out;
+  out.with = *with;
+  out.without = *without;
+  const auto& impl = static_cast<const CompiledGrammarImpl&>(*out.with);
+  EXPECT_NE(impl.item_masks(), nullptr) << c.name;
+  if (impl.item_masks() != nullptr) {
+    EXPECT_GT(impl.item_masks()->positions(), 0u);
+  }
+  EXPECT_EQ(static_cast<const CompiledGrammarImpl&>(*out.without).item_masks(), nullptr);
+  return out;
+}
+
+// Random walks (seeds first..first+walks) over the masks with item masks:
+// each mask must equal the one without them, and allow exactly the tokens
+// the matcher accepts. Returns the masks checked.
+int RunWalks(const std::string& name, const Compiled& g, int first, int walks, int steps) {
+  const SmallVocabTokenizer* tok = g.tok.get();
   const size_t words = (tok->vocab_size() + 31) / 32;
   std::vector<uint32_t> mask(words), reference(words);
   int checked = 0;
-  for (int walk = 0; walk < walks; ++walk) {
+  for (int walk = first; walk < first + walks; ++walk) {
     std::mt19937 rng(walk);
-    auto m = Matcher::Create(*with);
-    auto r = Matcher::Create(*without);
+    auto m = Matcher::Create(g.with);
+    auto r = Matcher::Create(g.without);
     std::string output;
     for (int step = 0; step < steps; ++step) {
       m->FillMask(mask);
       r->FillMask(reference);
       std::vector<TokenId> allowed;
       for (TokenId t = 0; t < tok->vocab_size(); ++t) {
-        ASSERT_EQ(Bit(mask, t), Bit(reference, t))
-            << c.name << " after '" << output << "': token '" << tok->token_bytes(t) << "'";
+        EXPECT_EQ(Bit(mask, t), Bit(reference, t))
+            << name << " after '" << output << "': token '" << tok->token_bytes(t) << "'";
         if (tok->is_special(t)) continue;
         auto probe = m->Clone();
-        ASSERT_EQ(Bit(mask, t), probe->AcceptToken(t))
-            << c.name << " after '" << output << "': token '" << tok->token_bytes(t) << "'";
+        EXPECT_EQ(Bit(mask, t), probe->AcceptToken(t))
+            << name << " after '" << output << "': token '" << tok->token_bytes(t) << "'";
         if (Bit(mask, t)) allowed.push_back(t);
       }
       ++checked;
       if (allowed.empty()) break;
       const TokenId pick = allowed[rng() % allowed.size()];
-      ASSERT_TRUE(m->AcceptToken(pick));
-      ASSERT_TRUE(r->AcceptToken(pick));
+      if (!m->AcceptToken(pick) || !r->AcceptToken(pick)) {
+        ADD_FAILURE() << name << ": an allowed token was refused after '" << output << "'";
+        break;
+      }
       output += tok->token_bytes(pick);
     }
   }
-  EXPECT_GT(checked, walks * 3) << c.name;
+  return checked;
+}
+
+void CheckWalks(const Case& c, int walks, int steps) {
+  const Compiled g = CompileBoth(c);
+  ASSERT_NE(g.with, nullptr);
+  EXPECT_GT(RunWalks(c.name, g, 0, walks, steps), walks * 3) << c.name;
 }
 
 TEST(ItemMasksTest, DataGrammarsMatchTheWholeWalkAndTheParser) {
@@ -124,6 +151,22 @@ TEST(ItemMasksTest, TokensLeavingARuleAreWalkedInTheirCaller) {
                   "id ::= [a-c] [a-c]* [ ]*\n",
                   "(ab )!ab +c\nb) a+bc\n"};
   CheckWalks(c, 12, 12);
+}
+
+// Matchers on several threads share one table: kernels are combined on
+// first use under its lock, and every thread's masks stay exact.
+TEST(ItemMasksTest, ThreadsShareOneTable) {
+  const Case c = {"c-threads", ReadData("c"),
+                  "int f(int a){int x = a+1; while(x<10){x = x*2;} return x;}"};
+  const Compiled g = CompileBoth(c);
+  ASSERT_NE(g.with, nullptr);
+  std::vector<int> checked(4, 0);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] { checked[k] = RunWalks(c.name, g, 100 * k, 2, 20); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int n : checked) EXPECT_GT(n, 6);
 }
 
 }  // namespace
