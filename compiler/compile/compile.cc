@@ -174,6 +174,10 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   }
   absl::StatusOr<GrammarIr> ir = BuildIr(spec, options, deadline, *tokenizer);
   if (!ir.ok()) return ir.status();
+  // The lexemes these add were not part of the front end's proof.
+  if (!options.reasoning_end_marker.empty() || !options.required_prefix.empty()) {
+    ir->context_free_lexing = false;
+  }
   if (!options.reasoning_end_marker.empty()) {
     if (MarkerHasSpecialTokens(options.reasoning_end_marker, *tokenizer)) {
       if (absl::Status s = PrependTokenReasoning(*ir, options.reasoning_end_marker, *tokenizer);
@@ -190,6 +194,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammar>> CompileGrammar(
   limits.memory_limit_bytes = options.memory_limit_bytes;
   limits.mask_cache_bytes = options.mask_cache_bytes;
   limits.state_mask_hot_nodes = options.state_mask_hot_nodes;
+  limits.item_masks = options.item_masks;
   limits.cancelled = options.cancelled;
   limits.deadline = deadline;
   absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> compiled =

@@ -98,6 +98,11 @@ struct CompileOptions {
   // whose walks visited at least this many trie nodes (tuning; tests use 0:
   // every position). The cache has mask_cache_bytes' size too.
   uint64_t state_mask_hot_nodes = 2048;
+  // Character-level grammars (every lexeme one code point) precompute, per
+  // grammar position, the tokens it decides alone (matcher/item_masks.h), so
+  // a parse state met for the first time walks only the rest of the trie.
+  // False: always the whole walk (tests compare the two).
+  bool item_masks = true;
   // When set and true, Compile stops at its next deadline check with
   // Cancelled (the service raises it once no caller waits for the compile).
   // Not part of what is compiled: never hashed into a handle.

@@ -23,6 +23,7 @@ EarleyParser::EarleyParser(std::shared_ptr<const Grammar> grammar, EarleyOptions
 }
 
 void EarleyParser::Reset() {
+  inside_mode_ = false;
   items_.clear();
   set_start_.assign(1, 0);
   accepting_.clear();
@@ -36,6 +37,25 @@ void EarleyParser::Reset() {
     set_start_.push_back(static_cast<uint32_t>(items_.size()));
     accepting_.push_back(0);
     allowed_[0].Clear();
+  }
+}
+
+void EarleyParser::ResetInside(uint32_t pos) {
+  items_.clear();
+  set_start_.assign(1, 0);
+  accepting_.clear();
+  error_ = absl::OkStatus();
+  inside_mode_ = true;
+  BeginSet();
+  Predict(grammar_->rule_lhs(grammar_->pos_rule(pos)));
+  set_start_.push_back(static_cast<uint32_t>(items_.size()));
+  accepting_[0] = 0;
+  BeginSet();
+  Add(pos, 0);
+  if (!FinishSet()) {
+    set_start_.push_back(static_cast<uint32_t>(items_.size()));
+    accepting_.push_back(0);
+    allowed_[1].Clear();
   }
 }
 
@@ -56,6 +76,7 @@ void EarleyParser::BeginSet() {
   item_next_.clear();
   done_origin_.clear();
   done_next_.clear();
+  sink_completed_.clear();
   if (memo_.size() <= set_index_) memo_.resize(set_index_ + 1);
   SetMemo& memo = memo_[set_index_];
   memo.lookups = 0;
@@ -211,6 +232,11 @@ void EarleyParser::Complete(NonterminalId b, uint32_t origin) {
   done_next_.push_back(done_head_[b]);
   done_head_[b] = static_cast<uint32_t>(done_origin_.size() - 1);
 
+  if (inside_mode_) {
+    if (origin == 0) sink_completed_.push_back(b);
+    ForEachWaiting(b, origin, [&](Item item) { Add(item.pos + 1, item.origin); });
+    return;
+  }
   Item top;
   if (LeoTop(b, origin, &top)) {
     Add(top.pos, top.origin);

@@ -49,6 +49,18 @@ class EarleyParser {
 
   // Back to the empty input.
   void Reset();
+  // An isolated parse from one dotted position `pos` (a rule position of
+  // nonterminal A = lhs(pos)), for the matcher's item masks (item_masks.h):
+  // set 0 holds what predicting A puts in any set where A's rule instance
+  // began (and nothing else), set 1 holds the item (pos, origin 0) and
+  // what it predicts. A completion at origin 0 stands for one that, in a
+  // real parse, also advances items outside this view: SinkCompletions()
+  // lists them. Leo's chains are off in this mode (a chain through set 0
+  // would skip such a completion). Reset() leaves the mode.
+  void ResetInside(uint32_t pos);
+  // The nonterminals completed at origin 0 while the last set was built
+  // (ResetInside mode only; stale after Pop).
+  const std::vector<NonterminalId>& SinkCompletions() const { return sink_completed_; }
 
   // Appends lexeme `t`. Returns false and changes nothing if `t` is not in
   // Allowed(), or if the new set would exceed a limit (then error() says so).
@@ -250,7 +262,9 @@ class EarleyParser {
     uint32_t set;
     Item completed;
   };
-  std::vector<LeoLink> leo_stack_;  // Scratch.
+  std::vector<LeoLink> leo_stack_;             // Scratch.
+  bool inside_mode_ = false;                   // ResetInside
+  std::vector<NonterminalId> sink_completed_;  // SinkCompletions
 };
 
 }  // namespace maskd

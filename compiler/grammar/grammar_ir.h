@@ -21,6 +21,15 @@ struct GrammarIr {
   // Things a front end accepted but the author likely did not mean (a rule
   // the start rule cannot reach), for CompileStats::warnings.
   std::vector<std::string> warnings;
+  // Set by a front end that proves longest-match lexing reads every
+  // sentence as the grammar does, whatever lexemes the parser allows: for
+  // every lexemes A and B, no string of B followed by a byte that may follow
+  // B is a prefix of a string of A (GBNF: code-point lexemes, prefix-free as
+  // UTF-8, and the rules grammar_text/lexeme_merge.h proves so). Then an
+  // isolated view of a parse lexes its bytes as the whole parse does, which
+  // item masks rely on (matcher/item_masks.h). A stage that adds lexemes
+  // clears it.
+  bool context_free_lexing = false;
 };
 
 }  // namespace maskd

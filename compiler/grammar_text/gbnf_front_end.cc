@@ -352,6 +352,7 @@ absl::StatusOr<GrammarIr> BuildGbnfIr(std::string_view text, GbnfFlavor flavor,
     return s;
   }
   MergeRegularRules(ir);
+  ir.context_free_lexing = true;  // code points, and what lexeme_merge proved
   return ir;
 }
 

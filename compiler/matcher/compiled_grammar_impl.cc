@@ -32,6 +32,15 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
                     g->token_terminals_.ByteSizeEstimate();
   // Declared after g: cleared before a failed g frees the pool.
   regex::ExprSet::ScopedInterrupt interrupt(g->pool_.get(), limits.cancelled, limits.deadline);
+  // Item masks need lexing that the parse cannot change (item_masks.h).
+  // The pool is asked now: once the DFA exists only it may change the pool.
+  std::vector<regex::ByteSet> lexeme_first;
+  if (limits.item_masks && ir.context_free_lexing && !g->grammar_->has_frames()) {
+    for (LexemeId id = 0; id < g->grammar_->num_lexemes(); ++id) {
+      const LexemeInfo& info = g->grammar_->lexeme(id);
+      lexeme_first.push_back(info.is_token() ? regex::ByteSet() : g->pool_->FirstBytes(info.regex));
+    }
+  }
   regex::LazyDfa::Options dfa_options;
   dfa_options.max_memory_bytes = limits.memory_limit_bytes;
   g->dfa_ = std::make_unique<regex::LazyDfa>(g->pool_.get(), dfa_options);
@@ -48,6 +57,10 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
   for (LexemeId id = 0; id < g->grammar_->num_lexemes(); ++id) all.Insert(id);
   g->LexerStart(all);
   if (absl::Status s = g->dfa_->status(); !s.ok()) return s;
+  if (!lexeme_first.empty()) {
+    g->item_masks_ = ItemMasks::Build(*g, lexeme_first, limits.mask_cache_bytes, limits.deadline,
+                                      limits.cancelled);
+  }
   g->stats_.size_bytes = g->SizeBytes();
   g->stats_.compile_time_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                   std::chrono::steady_clock::now() - started)
@@ -57,6 +70,7 @@ absl::StatusOr<std::shared_ptr<const CompiledGrammarImpl>> CompiledGrammarImpl::
 
 size_t CompiledGrammarImpl::SizeBytes() const {
   return fixed_bytes_ + dfa_->MemoryBytes() + mask_cache_->bytes() + state_masks_->bytes() +
+         (item_masks_ != nullptr ? item_masks_->bytes() : 0) +
          key_nodes_bytes_.load(std::memory_order_relaxed);
 }
 

@@ -16,6 +16,7 @@
 #include "compiler/grammar/grammar.h"
 #include "compiler/grammar/grammar_ir.h"
 #include "compiler/grammar/lexeme_set.h"
+#include "compiler/matcher/item_masks.h"
 #include "compiler/matcher/key_nodes.h"
 #include "compiler/matcher/mask_cache.h"
 #include "compiler/matcher/matcher.h"
@@ -37,6 +38,9 @@ struct AutomataLimits {
   // Masks cached by parse state where walks visit at least this many trie nodes
   // (state_mask_cache.h; it has the same byte budget as the mask cache).
   uint64_t state_mask_hot_nodes = 2048;
+  // Item masks for character-level grammars (item_masks.h), within
+  // mask_cache_bytes of their own.
+  bool item_masks = true;
   // While FromIr builds the automata, its emptiness checks stop with
   // Cancelled once `*cancelled` is true and with DeadlineExceeded past
   // `deadline` (CompileOptions::cancelled and time limit).
@@ -74,6 +78,8 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   // keys only).
   std::shared_ptr<const KeyNodeTable> KeyNodes(regex::StateId state, bool in_lexeme) const;
   const StateMaskCache& state_masks() const { return *state_masks_; }
+  // Null where item masks do not apply (item_masks.h).
+  const ItemMasks* item_masks() const { return item_masks_.get(); }
 
  private:
   CompiledGrammarImpl() = default;
@@ -88,6 +94,7 @@ class CompiledGrammarImpl final : public CompiledGrammar {
   std::unique_ptr<regex::LazyDfa> dfa_;
   std::unique_ptr<MaskCache> mask_cache_;
   std::unique_ptr<StateMaskCache> state_masks_;
+  std::unique_ptr<ItemMasks> item_masks_;
   TokenTerminals token_terminals_;
 
   // std::mutex, not absl::Mutex: ThreadSanitizer cannot see inside Debian's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "compiler/grammar/earley_parser.h"
 #include "compiler/matcher/byte_stepper.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
+#include "compiler/matcher/item_masks.h"
 #include "compiler/matcher/parse_state_key.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/matcher/walk_memo.h"
@@ -103,9 +105,13 @@ class MatcherImpl final : public Matcher {
     }
     const uint64_t limit_hits = parser_.limit_hits();
     walked_nodes_ = 0;
+    used_item_masks_ = false;
     WalkMask(words);
     if (by_state) {
-      states.Note(pos_.lexer, pos_.in_lexeme, walked_nodes_);
+      // A mask from item masks stands for a walk of the whole trie: a copy
+      // by parse state is still cheaper than their union and frontier walk.
+      states.Note(pos_.lexer, pos_.in_lexeme,
+                  used_item_masks_ ? std::numeric_limits<size_t>::max() : walked_nodes_);
       // A walk that hit a parser or lexer limit may lack tokens: not kept.
       if (key != ParseStateKeyer::kNoKey && parser_.limit_hits() == limit_hits &&
           grammar_->status().ok()) {
@@ -144,6 +150,15 @@ class MatcherImpl final : public Matcher {
     const bool numbers_pending = distinct_numbers_ &&
                                  parser_.Allowed().Intersects(*distinct_numbers_) &&
                                  (!pos_.in_lexeme || DistinctNumberLive(pos_.lexer));
+    // The lexeme in progress ends before any next byte: most tokens come
+    // from the item masks of the next set's kernel, the rest from a walk.
+    if (const ItemMasks* items = grammar_->item_masks();
+        items != nullptr &&
+        (!pos_.in_lexeme || (grammar_->dfa().IsAccepting(pos_.lexer) &&
+                             grammar_->dfa().FirstBytes(pos_.lexer).Empty())) &&
+        WalkWithItemMasks(*items, words)) {
+      return;
+    }
     std::shared_ptr<const MaskCacheEntry> entry =
         numbers_pending ? nullptr
                         : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
@@ -195,6 +210,41 @@ class MatcherImpl final : public Matcher {
         parser_.Pop(parser_.Depth() - base_depth);
       }
     }
+  }
+
+  // The mask's walk part at a lexeme boundary (none in progress, or one
+  // that ends before any next byte): the union of the item masks
+  // (item_masks.h) of the kernel of the top set (after scanning the lexeme
+  // in progress), and a real walk of their frontier subtrees. The first set
+  // has no kernel: its entry is the augmented start's. False (nothing
+  // changed) when the table lacks them.
+  bool WalkWithItemMasks(const ItemMasks& items, std::span<uint32_t> words) {
+    const size_t base_depth = parser_.Depth();
+    if (pos_.in_lexeme && !stepper_.EndLexeme(parser_, pos_.lexer)) return false;
+    const Grammar& g = grammar_->grammar();
+    const uint32_t top = static_cast<uint32_t>(parser_.Depth());
+    kernel_.clear();
+    if (top == 0) kernel_.push_back(g.rule_first_pos(0));
+    parser_.ForEachTopItem([&](uint32_t pos, uint32_t origin) {
+      if (origin < top && g.pos_symbol(pos) != Grammar::kEndOfRule) kernel_.push_back(pos);
+    });
+    std::sort(kernel_.begin(), kernel_.end());
+    kernel_.erase(std::unique(kernel_.begin(), kernel_.end()), kernel_.end());
+    const size_t vocab_words = (grammar_->vocab().tokenizer().vocab_size() + 31) / 32;
+    std::shared_ptr<const ItemMasks::Combined> part = items.Combine(kernel_, vocab_words);
+    if (part == nullptr) {
+      parser_.Pop(parser_.Depth() - base_depth);
+      return false;
+    }
+    std::copy(part->words.begin(), part->words.end(), words.begin());
+    if (!part->frontier.empty()) {
+      memo_.Begin(top);
+      WalkSubtree(TokenTrie::kRoot, {pos_.in_lexeme ? stepper_.Start(parser_) : pos_, top}, words,
+                  &part->frontier);
+    }
+    parser_.Pop(parser_.Depth() - base_depth);
+    used_item_masks_ = true;
+    return true;
   }
 
   bool CanStop() const override { return stopped_ || stepper_.CanStop(parser_, pos_); }
@@ -541,7 +591,11 @@ class MatcherImpl final : public Matcher {
   // "virtual" (its set is known by id only). The stack's frames are real up
   // to `real` and virtual above; a step the memo lacks first replays the
   // virtual frames' bytes into the parser (Materialize).
-  void WalkSubtree(uint32_t root, const Frame& root_frame, std::span<uint32_t> words) {
+  //
+  // With `frontier` (ascending trie nodes, none inside another's subtree),
+  // only their subtrees and the paths to them are walked.
+  void WalkSubtree(uint32_t root, const Frame& root_frame, std::span<uint32_t> words,
+                   const std::vector<uint32_t>* frontier = nullptr) {
     const TokenTrie& trie = grammar_->vocab().trie();
     const regex::LazyDfa& dfa = grammar_->dfa();
     // Object frames (unique keys) and distinct values (the bytes of a value,
@@ -552,7 +606,7 @@ class MatcherImpl final : public Matcher {
     const uint32_t root_end =
         root == TokenTrie::kRoot ? static_cast<uint32_t>(trie.num_nodes()) : trie.subtree_end(root);
     walk_stack_.clear();
-    walk_stack_.push_back({root_end, root, root_frame, WalkMemo::kBaseSet});
+    walk_stack_.push_back({root_end, root, root_frame, WalkMemo::kBaseSet, frontier == nullptr});
     size_t real = 1;
     for (uint32_t i = root + 1; !walk_stack_.empty(); ++walked_nodes_) {
       if (i >= walk_stack_.back().end) {
@@ -561,6 +615,16 @@ class MatcherImpl final : public Matcher {
         continue;
       }
       const WalkEntry parent = walk_stack_.back();
+      bool covered = parent.covered;
+      if (!covered) {
+        // Outside every frontier subtree: only the paths to them.
+        auto f = std::lower_bound(frontier->begin(), frontier->end(), i);
+        if (f == frontier->end() || *f >= trie.subtree_end(i)) {
+          i = trie.subtree_end(i);
+          continue;
+        }
+        covered = *f == i;
+      }
       const bool parent_real = real == walk_stack_.size();
       const uint8_t b = trie.byte(i);
       // Inside a lexeme the parser does not move: the lexer alone decides.
@@ -571,7 +635,7 @@ class MatcherImpl final : public Matcher {
         pos.lexer = inside;
         pos.in_lexeme = true;
         walk_stack_.push_back(
-            {trie.subtree_end(i), i, {pos, parent.frame.parser_depth}, parent.set});
+            {trie.subtree_end(i), i, {pos, parent.frame.parser_depth}, parent.set, covered});
         if (parent_real) real = walk_stack_.size();
         SetTokens(trie, i, words);
         ++i;
@@ -587,8 +651,11 @@ class MatcherImpl final : public Matcher {
             i = trie.subtree_end(i);
             continue;
           }
-          walk_stack_.push_back(
-              {trie.subtree_end(i), i, {{known->lexer, true, false, 0, {}}, 0}, known->set});
+          walk_stack_.push_back({trie.subtree_end(i),
+                                 i,
+                                 {{known->lexer, true, false, 0, {}}, 0},
+                                 known->set,
+                                 covered});
           SetTokens(trie, i, words);
           ++i;
           continue;
@@ -611,7 +678,7 @@ class MatcherImpl final : public Matcher {
         i = trie.subtree_end(i);
         continue;
       }
-      walk_stack_.push_back({trie.subtree_end(i), i, {pos, parser_.Depth()}, set});
+      walk_stack_.push_back({trie.subtree_end(i), i, {pos, parser_.Depth()}, set, covered});
       real = walk_stack_.size();
       SetTokens(trie, i, words);
       ++i;
@@ -687,12 +754,15 @@ class MatcherImpl final : public Matcher {
     uint32_t node;  // that node
     Frame frame;    // parser_depth: meaningful only while the frame is real
     uint32_t set;   // memo_'s id of the parser's top set here
+    bool covered;   // inside a frontier subtree (or the walk has none)
   };
   std::vector<WalkEntry> walk_stack_;
   WalkMemo memo_;
   ParseStateKeyer keyer_;
   size_t walked_nodes_ = 0;                                 // loop steps of the last mask's walks
+  bool used_item_masks_ = false;                            // the last mask's walk used them
   std::vector<const KeyNodeTable::KeyNode*> key_restarts_;  // RemoveTakenKeys' output
+  std::vector<uint32_t> kernel_;                            // WalkWithItemMasks' scratch
   LexemeSet token_scratch_;                                 // the token terminals a token matches
 };
 
