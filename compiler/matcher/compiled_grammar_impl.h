@@ -36,7 +36,7 @@ struct AutomataLimits {
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
   // Masks cached by parse state where walks visit at least this many trie nodes
   // (state_mask_cache.h; it has the same byte budget as the mask cache).
-  uint64_t state_mask_hot_nodes = 2048;
+  uint64_t state_mask_hot_nodes = 64;
   // While FromIr builds the automata, its emptiness checks stop with
   // Cancelled once `*cancelled` is true and with DeadlineExceeded past
   // `deadline` (CompileOptions::cancelled and time limit).
