@@ -46,6 +46,9 @@ ABSL_FLAG(std::string, results, "", "write one JSON line per schema (verdict, re
 ABSL_FLAG(std::string, clock, "wall",
           "what TBM and TTFM measure: wall, or thread_cpu (the calling thread's CPU time: "
           "comparable between runs on a loaded machine)");
+ABSL_FLAG(int64_t, state_mask_hot_nodes, -1,
+          "CompileOptions::state_mask_hot_nodes (whole masks cached by parse state at lexer "
+          "positions whose walks visited this many trie nodes); -1: the engine's default");
 ABSL_FLAG(int, slowest, 10,
           "list this many schemas with the slowest token and the slowest compile");
 
@@ -119,6 +122,10 @@ int Main() {
       cases->size(), absl::GetFlag(FLAGS_sample) ? absl::GetFlag(FLAGS_sample) : cases->size());
   RunOptions options;
   options.compile.strict = absl::GetFlag(FLAGS_strict);
+  if (absl::GetFlag(FLAGS_state_mask_hot_nodes) >= 0) {
+    options.compile.state_mask_hot_nodes =
+        static_cast<uint64_t>(absl::GetFlag(FLAGS_state_mask_hot_nodes));
+  }
   if (absl::GetFlag(FLAGS_property_order) == "any") {
     options.compile.property_order = PropertyOrder::kAnyOrder;
   } else if (absl::GetFlag(FLAGS_property_order) != "schema") {

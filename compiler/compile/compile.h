@@ -96,8 +96,11 @@ struct CompileOptions {
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
   // Masks are cached by parse state (state_mask_cache.h) at lexer positions
   // whose walks visited at least this many trie nodes (tuning; tests use 0:
-  // every position). The cache has mask_cache_bytes' size too.
-  uint64_t state_mask_hot_nodes = 2048;
+  // every position). The cache has mask_cache_bytes' size too. 64: a JSON
+  // Schema mask whose boundary walks visit that many nodes costs more than
+  // naming its state and copying the mask (MaskBench TBM p50 5.9 -> 2.8 us
+  // against 2048; lower thresholds pay for names that save little).
+  uint64_t state_mask_hot_nodes = 64;
   // Character-level grammars (every lexeme one code point) precompute, per
   // grammar position, the tokens it decides alone (matcher/item_masks.h), so
   // a parse state met for the first time walks only the rest of the trie.

@@ -37,7 +37,7 @@ struct AutomataLimits {
   uint64_t mask_cache_bytes = uint64_t{64} << 20;
   // Masks cached by parse state where walks visit at least this many trie nodes
   // (state_mask_cache.h; it has the same byte budget as the mask cache).
-  uint64_t state_mask_hot_nodes = 2048;
+  uint64_t state_mask_hot_nodes = 64;
   // Item masks for character-level grammars (item_masks.h), within
   // mask_cache_bytes of their own.
   bool item_masks = true;

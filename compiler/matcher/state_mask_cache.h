@@ -9,8 +9,9 @@
 // name and the lexer position to the mask the walk computed, so a repeated
 // state costs a copy of the mask.
 //
-// Only lexer positions whose walks were large ("hot": Note) pay for the key;
-// lexeme-level grammars (JSON Schema) mostly never do.
+// Only lexer positions whose walks were large ("hot": Note) pay for the key:
+// in lexeme-level grammars (JSON Schema) the positions whose lexeme-end
+// walks (MaskCache's boundaries) visit more than a few dozen nodes.
 #ifndef MASKD_COMPILER_MATCHER_STATE_MASK_CACHE_H_
 #define MASKD_COMPILER_MATCHER_STATE_MASK_CACHE_H_
 
