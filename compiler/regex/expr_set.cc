@@ -139,9 +139,8 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
   n.max_len = max_len;
   n.completion_bound = ComputeCompletionBound(key);
   if (key.kind == ExprKind::kRepeat && key.c != kInf && key.c >= 2) n.flags |= kCounterFlag;
-  if (key.kind == ExprKind::kRepeat && (key.b >= 2 || key.c != kInf)) n.flags |= kBoundedRepeatFlag;
   if (key.kind != ExprKind::kByteSet) {
-    for (ExprId a : key.args) n.flags |= nodes_[a].flags & (kCounterFlag | kBoundedRepeatFlag);
+    for (ExprId a : key.args) n.flags |= nodes_[a].flags & kCounterFlag;
   }
   switch (key.kind) {
     case ExprKind::kByteSet:
