@@ -6,7 +6,7 @@
 // compile time and the time-between-masks distribution (FillMask only).
 //   build/release/bench/grammar_text/grammar_text_bench [--runs=N]
 //     [--min_tokens=200] [--max_tokens=400] [--grammars=json,c,...]
-//     [--clock=wall|thread_cpu]
+//     [--clock=wall|thread_cpu] [--state_mask_hot_nodes=N]
 // --clock=thread_cpu times each FillMask by the calling thread's CPU time
 // (CLOCK_THREAD_CPUTIME_ID), for comparable numbers on a loaded machine.
 #include <algorithm>
@@ -37,12 +37,16 @@ int Run(int argc, char** argv) {
   size_t min_tokens = 200, max_tokens = 400;
   std::vector<std::string> names = {"json", "chess", "list", "arithmetic", "c"};
   bool thread_cpu = false;
+  CompileOptions options;  // --state_mask_hot_nodes: CompileOptions' tuning knob
   for (int i = 1; i < argc; ++i) {
     absl::string_view a = argv[i];
     if (absl::StartsWith(a, "--runs=")) (void)absl::SimpleAtoi(a.substr(7), &runs);
     if (absl::StartsWith(a, "--min_tokens=")) (void)absl::SimpleAtoi(a.substr(13), &min_tokens);
     if (absl::StartsWith(a, "--max_tokens=")) (void)absl::SimpleAtoi(a.substr(13), &max_tokens);
     if (absl::StartsWith(a, "--grammars=")) names = absl::StrSplit(a.substr(11), ',');
+    if (absl::StartsWith(a, "--state_mask_hot_nodes=")) {
+      (void)absl::SimpleAtoi(a.substr(23), &options.state_mask_hot_nodes);
+    }
     if (absl::StartsWith(a, "--clock=")) {
       if (a.substr(8) != "wall" && a.substr(8) != "thread_cpu") {
         std::fprintf(stderr, "--clock must be wall or thread_cpu\n");
@@ -75,7 +79,7 @@ int Run(int argc, char** argv) {
     spec.dialect = EbnfDialect::kGbnf;
     spec.text = text.str();
     const double c0 = NowMicros(thread_cpu);
-    auto g = CompileGrammar(spec, CompileOptions(), *tokenizer);
+    auto g = CompileGrammar(spec, options, *tokenizer);
     const double compile_ms = (NowMicros(thread_cpu) - c0) / 1000;
     if (!g.ok()) {
       std::fprintf(stderr, "%s: %s\n", name.c_str(), std::string(g.status().message()).c_str());

@@ -48,6 +48,9 @@ if grep -q '^UNOWNED ' <<<"$needed_or_missing"; then
 fi
 # Sanitizer runtimes appear only in the ASan/TSan test builds, never in the image.
 mapfile -t needed < <(grep -vE '^lib(asan|ubsan|tsan|lsan)[0-9]+$' <<<"$needed_or_missing")
+# The image holds release binaries, which link jemalloc (MASKD_JEMALLOC); sanitizer
+# builds keep the sanitizer's allocator, so there the package counts as needed.
+if grep -qE '^lib(asan|tsan)[0-9]+$' <<<"$needed_or_missing"; then needed+=(libjemalloc2); fi
 # The dynamic loader itself (ld-linux) is libc6's.
 needed_sorted="$(printf '%s\n' "${needed[@]}" libc6 | sort -u)"
 listed_sorted="$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | tr -d ' ' | sort -u)"
