@@ -172,8 +172,9 @@ TEST_F(CompileStormTest, CompileAbandonedByItsCallerIsCancelled) {
   auto stub = v1::Maskd::NewStub(Channel());
   grpc::Status status;
   // The storm's abandoned compiles hold their queue places until the one
-  // compile thread has dropped them: retry while the queue is full.
-  for (int i = 0; i < 300; ++i) {
+  // compile thread has dropped them: retry while the queue is full (up to
+  // 6 minutes: under ASan on a loaded machine 2 minutes were not enough).
+  for (int i = 0; i < 900; ++i) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
     v1::CompileResponse response;
