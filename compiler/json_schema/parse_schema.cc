@@ -350,6 +350,10 @@ class Parser {
   // Names several resources declare as $dynamicAnchor and the root does not.
   absl::flat_hash_set<std::string> tracked_;
   DynamicScope scope_;  // Of the node being filled.
+  // Strict mode's unknown keywords (where their value is, the error), in the
+  // order met: UnknownKeywordError() decides which stand.
+  std::vector<std::pair<std::string, absl::Status>> unknown_keywords_;
+  absl::Status UnknownKeywordError() const;
   // Static resolutions that relied on one resource declaring an anchor: the
   // name ("" for $recursiveAnchor) and where, re-checked once every place a
   // $ref reached has been indexed.
@@ -820,6 +824,24 @@ absl::Status Parser::RecheckDynamicDecisions() const {
   return absl::OkStatus();
 }
 
+// The first unknown keyword (strict mode) that no parsed schema lies in:
+// one whose value a $ref reaches into, such as {"tilda~field": {...},
+// "properties": {"t": {"$ref": "#/tilda~0field"}}}, only holds schemas,
+// which is what validators, ignoring the keyword, make of it too.
+absl::Status Parser::UnknownKeywordError() const {
+  for (const auto& [where, error] : unknown_keywords_) {
+    const bool reached = std::any_of(
+        node_by_pointer_.begin(), node_by_pointer_.end(), [&where = where](const auto& node) {
+          const std::string& key = node.first;  // pointer[\nscope]
+          return absl::StartsWith(key, where) &&
+                 (key.size() == where.size() || key[where.size()] == '/' ||
+                  key[where.size()] == '\n');
+        });
+    if (!reached) return error;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> Parser::Count(element v, const std::string& ptr, std::string_view key) {
   switch (v.type()) {
     case element_type::INT64:
@@ -1000,9 +1022,14 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   if (table_entry == KeywordTable().end() || !KnownInDraft(key, schema_.draft, draft_declared_)) {
     if (key == "id" && schema_.draft == Draft::kDraft4) return absl::OkStatus();
     if (options_.strict_keywords) {
-      return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
-                                 "unknown keyword \"", AsString(key), "\" at ", At(ptr))),
-                             At(ptr));
+      // Decided once every $ref is resolved: an unknown keyword a $ref
+      // reaches into is a container of schemas, not a typo.
+      unknown_keywords_.push_back(
+          {Child(ptr, key),
+           WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
+                               "unknown keyword \"", AsString(key), "\" at ", At(ptr))),
+                           At(ptr))});
+      return absl::OkStatus();
     }
     Ignore(key, ptr);
     return absl::OkStatus();
@@ -1305,6 +1332,7 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
     if (absl::Status s = Fill(p); !s.ok()) return s;
   }
   if (absl::Status s = RecheckDynamicDecisions(); !s.ok()) return s;
+  if (absl::Status s = UnknownKeywordError(); !s.ok()) return s;
   if (absl::Status s = NormalizeSchema(&schema_, options_.max_nodes, options_.rewrite_combinators);
       !s.ok())
     return s;
