@@ -300,6 +300,18 @@ absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& req
                                                      limits.max_spec_bytes, " (--max_spec_bytes)"));
   }
   if (absl::Status s = TranslateOptions(request.options(), limits, job); !s.ok()) return s;
+  // The $ref documents are spec too: the same limit covers them all.
+  if (!job.options.schema_resources.empty()) {
+    size_t bytes = SpecBytes(job.spec);
+    for (const SchemaResource& r : job.options.schema_resources) {
+      bytes += r.uri.size() + r.text.size();
+    }
+    if (bytes > limits.max_spec_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "spec and schema_resources are ", bytes, " bytes, over this server's limit of ",
+          limits.max_spec_bytes, " (--max_spec_bytes)"));
+    }
+  }
   job.handle = ComputeHandle(job);
   return job;
 }

@@ -77,6 +77,11 @@ std::string ExactNumbers::Protect(std::string_view text) {
     size_t end = i;
     while (end < text.size() && IsNumberChar(text[end])) ++end;
     const std::string_view literal = text.substr(i, end - i);
+    // The common case, an integer of at most 18 digits, fits an int64.
+    if (literal.size() <= 18 && literal.find_first_of(".eE") == std::string_view::npos) {
+      i = end;
+      continue;
+    }
     absl::StatusOr<Decimal> exact = Decimal::FromString(literal);
     if (exact.ok() && !DomHoldsExactly(literal, *exact)) {
       out.append(text.data() + copied, i - copied);

@@ -156,6 +156,15 @@ TEST(CompileRequestTest, RefusesWithTheFittingCode) {
   absl::StatusOr<CompileJob> big = TranslateCompileRequest(Schema(std::string(11, ' ')), limits);
   EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(big.status().message(), HasSubstr("--max_spec_bytes"));
+  // Schema resources count toward the same limit.
+  v1::CompileRequest small = Schema("{}");
+  v1::SchemaResource* resource = small.mutable_options()->add_schema_resources();
+  resource->set_uri("u:a");
+  ASSERT_TRUE(TranslateCompileRequest(small, limits).ok());
+  resource->set_json("{\"type\": 1}");
+  absl::StatusOr<CompileJob> big_resource = TranslateCompileRequest(small, limits);
+  EXPECT_EQ(big_resource.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(big_resource.status().message(), HasSubstr("schema_resources"));
 
   v1::CompileRequest none;
   EXPECT_EQ(TranslateCompileRequest(none, {}).status().code(), absl::StatusCode::kInvalidArgument);
