@@ -159,10 +159,17 @@ class MatcherImpl final : public Matcher {
         WalkWithItemMasks(*items, words)) {
       return;
     }
+    // Inside an array of distinct objects/arrays every lexeme's bytes feed
+    // the item's value (EarleyParser::TrackValue): the cached walk's lexeme
+    // ends are resumed from their own paths (ResumeWithValues), and at a
+    // lexeme boundary, where the first byte may be a closing bracket that
+    // completes a repeat (ByteStepper::Advance), the walk is uncached.
+    const bool items_pending = parser_.InItemArray();
     std::shared_ptr<const MaskCacheEntry> entry =
-        numbers_pending ? nullptr
-                        : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
-                                                     pos_.in_lexeme);
+        numbers_pending || (items_pending && !pos_.in_lexeme)
+            ? nullptr
+            : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
+                                         pos_.in_lexeme);
     // The lexer state holds keys the object frame has had (ByteStepper::
     // Start): the cached walk needs their tokens taken out.
     std::shared_ptr<const KeyNodeTable> key_nodes;
@@ -185,7 +192,7 @@ class MatcherImpl final : public Matcher {
       if (key_nodes != nullptr) RemoveTakenKeys(*key_nodes, words);
       if (values_pending) DropRepeatedInside(words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
-        if (values_pending && EndsDistinctValue(group.ended)) {
+        if ((values_pending && EndsDistinctValue(group.ended)) || items_pending) {
           ResumeWithValues(group, words);
           continue;
         }
@@ -601,8 +608,9 @@ class MatcherImpl final : public Matcher {
     // Object frames (unique keys) and distinct values (the bytes of a value,
     // hashed into LexPosition) are parser state beside the items: no memo,
     // and every byte goes through the stepper.
-    const bool memoize =
-        !grammar_->grammar().has_unique_keys() && !grammar_->grammar().has_distinct_values();
+    const bool memoize = !grammar_->grammar().has_unique_keys() &&
+                         !grammar_->grammar().has_distinct_values() &&
+                         !grammar_->grammar().has_item_values();
     const uint32_t root_end =
         root == TokenTrie::kRoot ? static_cast<uint32_t>(trie.num_nodes()) : trie.subtree_end(root);
     walk_stack_.clear();
