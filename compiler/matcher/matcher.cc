@@ -159,14 +159,14 @@ class MatcherImpl final : public Matcher {
         WalkWithItemMasks(*items, words)) {
       return;
     }
-    // Inside an array of distinct objects/arrays every lexeme's bytes feed
-    // the item's value (EarleyParser::TrackValue): the cached walk's lexeme
-    // ends are resumed from their own paths (ResumeWithValues), and at a
-    // lexeme boundary, where the first byte may be a closing bracket that
-    // completes a repeat (ByteStepper::Advance), the walk is uncached.
+    // Inside an array of distinct objects/arrays every key and scalar
+    // feeds the item's value (EarleyParser::TrackValue): the cached walk's
+    // ends of such lexemes are resumed from their own paths
+    // (ResumeWithValues). At a lexeme boundary where a closing bracket
+    // would complete a repeat (ByteStepper::Advance), the walk is uncached.
     const bool items_pending = parser_.InItemArray();
     std::shared_ptr<const MaskCacheEntry> entry =
-        numbers_pending || (items_pending && !pos_.in_lexeme)
+        numbers_pending || (items_pending && !pos_.in_lexeme && parser_.CloseRepeatsItem())
             ? nullptr
             : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
                                          pos_.in_lexeme);
@@ -192,7 +192,8 @@ class MatcherImpl final : public Matcher {
       if (key_nodes != nullptr) RemoveTakenKeys(*key_nodes, words);
       if (values_pending) DropRepeatedInside(words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
-        if ((values_pending && EndsDistinctValue(group.ended)) || items_pending) {
+        if ((values_pending && EndsDistinctValue(group.ended)) ||
+            (items_pending && EndsValuedPart(group.ended))) {
           ResumeWithValues(group, words);
           continue;
         }
@@ -514,6 +515,16 @@ class MatcherImpl final : public Matcher {
   bool DistinctNumberLive(regex::StateId s) const {
     for (const regex::TaggedExpr& e : grammar_->dfa().Exprs(s)) {
       if (grammar_->grammar().is_distinct_number(e.tag)) return true;
+    }
+    return false;
+  }
+
+  // Whether a lexeme ending in lexer state `ended` may be a key or scalar
+  // (JsonPart), whose bytes the parser folds into an item's value.
+  bool EndsValuedPart(regex::StateId ended) const {
+    for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {
+      const JsonPart p = grammar_->grammar().json_part(tag);
+      if (p == JsonPart::kKey || p == JsonPart::kScalar || p == JsonPart::kNumber) return true;
     }
     return false;
   }

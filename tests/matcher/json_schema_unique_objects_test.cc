@@ -7,6 +7,7 @@
 // searches completions under the grammar without uniqueItems and asks the
 // reference validator of each), EOS iff the prefix is one.
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -452,6 +453,76 @@ TEST(JsonSchemaUniqueObjectsTest, MasksAreExact) {
         "items": {"type": "number"}}})",
                      {"[]", "[1]", "[1.0]", "[1,0]", "[0,1]", "[1e0]"}, cached);
   }
+}
+
+// The cached walk (lexeme ends of keys and scalars resumed from their own
+// paths, boundaries uncached only where a close would repeat an item) must
+// equal uncached walks, on a vocabulary of many multi-byte tokens mixing
+// brackets, quotes, digits and separators, along random mask-guided
+// documents that repeat items.
+TEST(JsonSchemaUniqueObjectsTest, CachedMasksEqualUncachedWalks) {
+  std::vector<std::string> vocab;
+  for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
+  std::mt19937 rng(11);
+  const std::string alphabet = "{}[]\"\":,a1.0 e";
+  std::set<std::string> seen(vocab.begin(), vocab.end());
+  while (vocab.size() < 2500) {
+    std::string t;
+    const size_t len = 2 + rng() % 4;
+    for (size_t i = 0; i < len; ++i) t.push_back(alphabet[rng() % alphabet.size()]);
+    if (seen.insert(t).second) vocab.push_back(t);
+  }
+  auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "unique-objects-cache");
+  int steps = 0;
+  for (const char* schema : {kFreeObjects,
+                             R"({"type": "array", "uniqueItems": true, "items": {"type": "array",
+                                 "items": {"type": "number"}}})",
+                             R"({"type": "array", "uniqueItems": true, "items": {"type": "object",
+                                 "properties": {"a": {"type": "array"}}}})"}) {
+    for (WhitespaceMode ws : {WhitespaceMode::kCompact, WhitespaceMode::kBounded}) {
+      GrammarSpec spec;
+      spec.kind = SpecKind::kJsonSchema;
+      spec.text = schema;
+      CompileOptions cached_options;
+      cached_options.whitespace = ws;
+      CompileOptions uncached_options = cached_options;
+      uncached_options.mask_cache_bytes = 0;
+      auto cached = CompileGrammar(spec, cached_options, tok);
+      auto uncached = CompileGrammar(spec, uncached_options, tok);
+      ASSERT_TRUE(cached.ok()) << cached.status();
+      ASSERT_TRUE(uncached.ok()) << uncached.status();
+      for (int doc = 0; doc < 20; ++doc) {
+        auto a = Matcher::Create(*cached);
+        auto b = Matcher::Create(*uncached);
+        std::string text;
+        for (int step = 0; step < 40; ++step) {
+          std::vector<uint32_t> want((tok->vocab_size() + 31) / 32), got(want.size());
+          b->FillMask(want);
+          a->FillMask(got);
+          ++steps;
+          ASSERT_EQ(got, want) << schema << "\n  after " << text;
+          std::vector<TokenId> allowed;
+          for (TokenId t = 0; t < tok->vocab_size(); ++t) {
+            if (!tok->is_special(t) && ((want[t >> 5] >> (t & 31)) & 1)) allowed.push_back(t);
+          }
+          if (allowed.empty()) break;
+          // Short tokens of few kinds of bytes, so that items repeat.
+          TokenId pick = allowed[rng() % allowed.size()];
+          for (int tries = 0;
+               tries < 12 &&
+               (tok->token_bytes(pick).size() > 3 ||
+                tok->token_bytes(pick).find_first_not_of("{}[]\"a1,:") != std::string::npos);
+               ++tries) {
+            pick = allowed[rng() % allowed.size()];
+          }
+          ASSERT_TRUE(a->AcceptToken(pick));
+          ASSERT_TRUE(b->AcceptToken(pick));
+          text += std::string(tok->token_bytes(pick));
+        }
+      }
+    }
+  }
+  EXPECT_GT(steps, 1000);
 }
 
 bool Allows(Matcher& m, const Tokenizer& tok, const std::string& bytes) {
