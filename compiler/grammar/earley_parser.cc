@@ -224,6 +224,10 @@ bool EarleyParser::RepeatsItem(JsonPart part, uint64_t value) const {
   }
 }
 
+bool EarleyParser::AtItemArray() const {
+  return grammar_->has_item_values() && frames_[Depth()].kind == kItemArrayKind;
+}
+
 bool EarleyParser::CloseRepeatsItem() const {
   return grammar_->has_item_values() && RepeatsItem(JsonPart::kCloseObject, 0);
 }

@@ -80,6 +80,12 @@ class EarleyParser {
   // distinct items (JsonPart::kOpenItemArray) holds already. ScanAny
   // refuses such a close; the byte stepper refuses its byte.
   bool CloseRepeatsItem() const;
+  // Whether the innermost frame is an array of distinct items (its scalar
+  // items are written here), and whether it holds scalar value `value`.
+  bool AtItemArray() const;
+  bool ItemArrayHas(uint64_t value) const {
+    return AtItemArray() && RepeatsItem(JsonPart::kScalar, value);
+  }
   // Whether the parser is inside an array of distinct items (at any depth):
   // where the values of scanned lexemes matter.
   bool InItemArray() const {

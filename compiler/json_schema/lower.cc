@@ -910,17 +910,22 @@ class Lowering {
         node, nt, [&](uint64_t) { return item; }, node.max_items);
   }
 
-  // Object and array items every proper prefix of which extends to
-  // infinitely many values: objects that admit any other member with any
-  // value (a fresh key makes the item new, whatever was written), and
-  // arrays without maxItems whose items are anything or open scalars (one
-  // more item makes it new). Their value is settled only by their closing
-  // bracket, so refusing a closing bracket that completes a repeat keeps
-  // every mask exact (the same argument as OpenScalars).
+  // Items every proper prefix of which extends to infinitely many values,
+  // beside OpenScalars: any value (`{}`, `true`), objects that admit any
+  // other member with any value (a fresh key makes the item new, whatever
+  // was written), arrays without maxItems whose items are anything or open
+  // scalars (one more item makes it new), open strings and numbers (not
+  // integers alone: their value settles at a leading 0 or `12.`), and
+  // booleans and null (settled by their first byte). Their value is settled
+  // only by a closing bracket, a string's closing quote, where a number
+  // settles (ByteStepper::AdvanceItemScalar) or a literal's first byte, so
+  // refusing those bytes when they complete a repeat keeps every mask exact
+  // (the same argument as OpenScalars).
   bool OpenContainers(NodeId id) const {
-    if (id == kTrueNode || id == kFalseNode || id == kNoNode) return false;
+    if (id == kTrueNode) return true;
+    if (id == kFalseNode || id == kNoNode) return false;
     const SchemaNode& n = schema_.node(id);
-    if (n.types == 0 || (n.types & ~(kObjectType | kArrayType)) != 0) return false;
+    if (n.types == 0 || OpenScalars(id)) return false;
     if (n.enum_values || !n.unsupported.empty() || !n.unsatisfiable.empty() ||
         !n.excluded_values.empty() || !n.all_of.empty() || !n.any_of.empty() || !n.one_of.empty() ||
         n.not_schema != kNoNode || n.if_schema != kNoNode) {
@@ -936,6 +941,18 @@ class Lowering {
         (n.max_items || !n.prefix_items.empty() || n.unique_items || n.contains != kNoNode ||
          !n.some_items.empty() || !n.some_item_values.empty() ||
          (n.items != kTrueNode && !OpenScalars(n.items)))) {
+      return false;
+    }
+    if ((n.types & kStringType) &&
+        (n.max_length || !n.patterns.empty() || !n.not_patterns.empty() || n.format)) {
+      return false;
+    }
+    // Integers alone settle early, fractions alone are not OpenScalars either.
+    if ((n.types & kNumberTypes) == kIntegerType || (n.types & kNumberTypes) == kFractionType) {
+      return false;
+    }
+    if ((n.types & kNumberTypes) != 0 &&
+        (n.minimum || n.maximum || !n.multiple_of.empty() || !n.not_multiple_of.empty())) {
       return false;
     }
     return true;

@@ -178,6 +178,7 @@ class ByteStepper {
       // parser would refuse the lexeme when it ends; before that, every
       // continuation of this byte is doomed).
       if (!pos.in_lexeme && OnlyClosesLive(next) && parser.CloseRepeatsItem()) return false;
+      if (parser.AtItemArray() && !AdvanceItemScalar(parser, pos, out, next, b)) return false;
     }
     if (!out.value_done) {
       // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
@@ -226,6 +227,46 @@ class ByteStepper {
         static_cast<unsigned __int128>(out.token ^ (b + 0xa0761d6478bd642full)) *
         0xe7037ed1a0b428dbull;
     out.token = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+  }
+
+  // A scalar item of an array of distinct items (`before` -> `out` by byte
+  // b): false when b settles a value the array holds. A string settles at
+  // its closing quote; a literal (true, false, null) at its first byte; a
+  // number where whitespace follows it or e/E follows a zero mantissa (as
+  // AdvanceNumber), or when its lexeme ends (the parser's refusal).
+  bool AdvanceItemScalar(const EarleyParser& parser, const LexPosition& before,
+                         const LexPosition& out, regex::StateId next, uint8_t b) const {
+    if (before.in_token == 1 && out.in_token == 3) {
+      return !OnlyPartLive(next, JsonPart::kScalar) || !parser.ItemArrayHas(out.token);
+    }
+    if (!before.in_lexeme && b != '"' && OnlyPartLive(next, JsonPart::kScalar)) {
+      // Every live lexeme is a literal whose bytes are its value: refused
+      // when each of them is a repeat.
+      for (const regex::TaggedExpr& e : dfa_.Exprs(next)) {
+        const LexemeInfo& l = grammar_.grammar().lexeme(e.tag);
+        if (!l.flags.literal) return true;
+        LexPosition literal;
+        for (char c : l.name) HashToken(literal, static_cast<uint8_t>(c));
+        if (!parser.ItemArrayHas(literal.token)) return true;
+      }
+      return false;
+    }
+    const NumberCanon::Phase p = out.number.phase();
+    const bool settled = (p == NumberCanon::kDone && before.number.phase() != NumberCanon::kDone) ||
+                         (p == NumberCanon::kExpSign &&
+                          before.number.phase() != NumberCanon::kExpSign && out.number.zero());
+    return !settled || !OnlyPartLive(next, JsonPart::kNumber) ||
+           !parser.ItemArrayHas(out.number.Value());
+  }
+
+  // Whether every lexeme live in lexer state `s` has JsonPart `part`.
+  bool OnlyPartLive(regex::StateId s, JsonPart part) const {
+    bool any = false;
+    for (const regex::TaggedExpr& e : dfa_.Exprs(s)) {
+      if (grammar_.grammar().json_part(e.tag) != part) return false;
+      any = true;
+    }
+    return any;
   }
 
   // Whether a number (JsonPart::kNumber) accepts in lexer state `s`.

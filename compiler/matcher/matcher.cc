@@ -164,9 +164,16 @@ class MatcherImpl final : public Matcher {
     // ends of such lexemes are resumed from their own paths
     // (ResumeWithValues). At a lexeme boundary where a closing bracket
     // would complete a repeat (ByteStepper::Advance), the walk is uncached.
+    // Directly in an item array its scalar items settle inside their
+    // lexemes: at a boundary (a literal's first byte) and in a number the
+    // walk is uncached; in a string the cached tokens holding a quote are
+    // checked again (DropRepeatedInside).
     const bool items_pending = parser_.InItemArray();
+    const bool at_items = items_pending && parser_.AtItemArray();
     std::shared_ptr<const MaskCacheEntry> entry =
-        numbers_pending || (items_pending && !pos_.in_lexeme && parser_.CloseRepeatsItem())
+        numbers_pending ||
+                (items_pending && !pos_.in_lexeme && (at_items || parser_.CloseRepeatsItem())) ||
+                (at_items && NumberLive(pos_.lexer))
             ? nullptr
             : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
                                          pos_.in_lexeme);
@@ -190,7 +197,7 @@ class MatcherImpl final : public Matcher {
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
       key_restarts_.clear();
       if (key_nodes != nullptr) RemoveTakenKeys(*key_nodes, words);
-      if (values_pending) DropRepeatedInside(words);
+      if (values_pending || (at_items && pos_.in_token == 1)) DropRepeatedInside(words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
         if ((values_pending && EndsDistinctValue(group.ended)) ||
             (items_pending && EndsValuedPart(group.ended))) {
@@ -515,6 +522,14 @@ class MatcherImpl final : public Matcher {
   bool DistinctNumberLive(regex::StateId s) const {
     for (const regex::TaggedExpr& e : grammar_->dfa().Exprs(s)) {
       if (grammar_->grammar().is_distinct_number(e.tag)) return true;
+    }
+    return false;
+  }
+
+  // Whether a number (JsonPart::kNumber) is live in lexer state `s`.
+  bool NumberLive(regex::StateId s) const {
+    for (const regex::TaggedExpr& e : grammar_->dfa().Exprs(s)) {
+      if (grammar_->grammar().json_part(e.tag) == JsonPart::kNumber) return true;
     }
     return false;
   }

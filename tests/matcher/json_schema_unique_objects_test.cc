@@ -210,6 +210,23 @@ TEST(JsonSchemaUniqueObjectsTest, ArraysCompareAsValues) {
       2);
 }
 
+// Any value, and objects beside scalars: strings settle at their closing
+// quote, numbers by value, literals at their first byte.
+const char* const kAnyItems = R"({"type": "array", "uniqueItems": true, "items": {}})";
+
+TEST(JsonSchemaUniqueObjectsTest, AnyValues) {
+  ExpectVerdicts(kAnyItems,
+                 {"1", "1.0", "\"1\"", "true", "false", "null", "{}", "[]", R"({"a":1})",
+                  R"({"a":1e0})", "[1]", "[1.0]", R"("a\"")", "-0", "0"},
+                 2);
+  ExpectVerdicts(
+      R"({"type": "array", "uniqueItems": true, "items": {"type": ["string", "object",
+      "boolean"]}})",
+      {"\"a\"", "\"b\"", "true", "false", "{}", R"({"a":"a"})", R"({"a":"a","b":true})",
+       R"({"b":true,"a":"a"})", R"({"b":"a"})"},
+      3);
+}
+
 // Each array keeps its own items, nested item arrays included, and a
 // unique array of strings inside an item still compares its strings.
 TEST(JsonSchemaUniqueObjectsTest, NestedArrays) {
@@ -242,7 +259,10 @@ class Oracle {
     auto m = Matcher::Create(syntax_);
     if (!m->AcceptBytes(text)) return false;
     if (!Scan(text)) return false;
-    const bool viable = Close(text + tail_, static_cast<int>(levels_.size()) - 1);
+    bool viable = false;
+    for (const std::string& tail : tails_) {
+      viable = viable || Close(text + tail, static_cast<int>(levels_.size()) - 1);
+    }
     memo_[text] = viable;
     return viable;
   }
@@ -260,11 +280,12 @@ class Oracle {
     Expect expect;
   };
 
-  // Reads `text` into levels_ and tail_ (what finishes the token in
-  // progress); false on what compact JSON cannot hold.
+  // Reads `text` into levels_ and tails_ (ways to finish the token in
+  // progress: as it stands, or one character longer for a fresh value);
+  // false on what compact JSON cannot hold.
   bool Scan(const std::string& text) {
     levels_.clear();
-    tail_.clear();
+    tails_ = {""};
     bool in_string = false, escaped = false, key = false;
     std::string atom;
     auto value_done = [&] {
@@ -321,9 +342,9 @@ class Oracle {
       }
     }
     if (in_string) {
-      tail_ = escaped ? "n\"" : "\"";
+      tails_ = {escaped ? "n\"" : "\"", escaped ? "nq\"" : "q\""};
       if (key) {
-        tail_ += ":0";
+        for (std::string& t : tails_) t += ":0";
         levels_.back().expect = kCommaOrClose;
       } else {
         value_done();
@@ -332,10 +353,13 @@ class Oracle {
       bool word_prefix = false;
       for (const char* word : {"true", "false", "null"}) {
         if (!std::string_view(word).starts_with(atom)) continue;
-        tail_ = std::string(word).substr(atom.size());
+        tails_ = {std::string(word).substr(atom.size())};
         word_prefix = true;
       }
-      if (!word_prefix && std::string(".eE+-").find(atom.back()) != std::string::npos) tail_ = "0";
+      if (!word_prefix) {
+        tails_ = {std::string(".eE+-").find(atom.back()) != std::string::npos ? "0" : "", "7",
+                  ".5"};
+      }
       value_done();
     }
     return true;
@@ -391,7 +415,7 @@ class Oracle {
   json_schema::Schema reference_;
   std::map<std::string, bool> memo_;
   std::vector<Level> levels_;
-  std::string tail_;
+  std::vector<std::string> tails_;
 };
 
 void ExpectExactMasks(const std::string& schema, const std::vector<std::string>& atoms,
@@ -452,6 +476,9 @@ TEST(JsonSchemaUniqueObjectsTest, MasksAreExact) {
     ExpectExactMasks(R"({"type": "array", "uniqueItems": true, "items": {"type": "array",
         "items": {"type": "number"}}})",
                      {"[]", "[1]", "[1.0]", "[1,0]", "[0,1]", "[1e0]"}, cached);
+    ExpectExactMasks(kAnyItems,
+                     {"1", "1.0", "0", "\"a\"", "true", "null", "{}", "[]", R"({"a":1})", "[1]"},
+                     cached);
   }
 }
 
@@ -474,7 +501,7 @@ TEST(JsonSchemaUniqueObjectsTest, CachedMasksEqualUncachedWalks) {
   }
   auto tok = std::make_shared<testing::SmallVocabTokenizer>(vocab, "unique-objects-cache");
   int steps = 0;
-  for (const char* schema : {kFreeObjects,
+  for (const char* schema : {kFreeObjects, kAnyItems,
                              R"({"type": "array", "uniqueItems": true, "items": {"type": "array",
                                  "items": {"type": "number"}}})",
                              R"({"type": "array", "uniqueItems": true, "items": {"type": "object",
@@ -593,7 +620,9 @@ TEST(JsonSchemaUniqueObjectsTest, OtherItemsRefusedByName) {
            R"({"type": "array", "maxItems": 2})",
            R"({"type": "array", "items": {"type": "boolean"}})",
            R"({"anyOf": [{"type": "object"}, {"type": "string"}]})",
-           R"({})",
+           R"({"type": ["integer", "object"]})",
+           R"({"type": ["string", "object"], "maxLength": 3})",
+           R"({"type": ["number", "null"], "maximum": 3})",
        }) {
     const std::string schema =
         std::string(R"({"properties": {"n": {"type": "array", "uniqueItems": true, "items": )") +
