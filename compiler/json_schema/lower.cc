@@ -926,6 +926,19 @@ class Lowering {
     if (id == kFalseNode || id == kNoNode) return false;
     const SchemaNode& n = schema_.node(id);
     if (n.types == 0 || OpenScalars(id)) return false;
+    // anyOf/oneOf alone (DefineValue lowers them as the union of their
+    // branches): open when every branch is.
+    const std::vector<NodeId>& branches = n.any_of.empty() ? n.one_of : n.any_of;
+    if (!branches.empty() && (n.any_of.empty() || n.one_of.empty()) &&
+        (n.one_of.empty() || n.one_of_disjoint) && !n.HasOwnConstraints() && n.all_of.empty() &&
+        n.not_schema == kNoNode && n.if_schema == kNoNode && n.unsupported.empty()) {
+      for (NodeId b : branches) {
+        const bool integers = b != kTrueNode && b != kFalseNode &&
+                              (schema_.node(b).types & kNumberTypes) == kIntegerType;
+        if (!OpenContainers(b) && !(OpenScalars(b) && !integers)) return false;
+      }
+      return true;
+    }
     if (n.enum_values || !n.unsupported.empty() || !n.unsatisfiable.empty() ||
         !n.excluded_values.empty() || !n.all_of.empty() || !n.any_of.empty() || !n.one_of.empty() ||
         n.not_schema != kNoNode || n.if_schema != kNoNode) {

@@ -227,6 +227,17 @@ TEST(JsonSchemaUniqueObjectsTest, AnyValues) {
       3);
 }
 
+// anyOf/oneOf of such items: the union's values.
+TEST(JsonSchemaUniqueObjectsTest, CombinatorItems) {
+  ExpectVerdicts(R"({"type": "array", "uniqueItems": true, "items": {"anyOf": [
+      {"type": "object", "properties": {"a": {"type": "number"}}}, {"type": "string"},
+      {"type": "array"}]}})",
+                 {"\"a\"", "\"b\"", "{}", R"({"a":1})", R"({"a":1.0})", "[]", "[1]", "[1.0]"}, 2);
+  ExpectVerdicts(R"({"type": "array", "uniqueItems": true, "items": {"oneOf": [
+      {"type": "string", "minLength": 1}, {"type": "number"}]}})",
+                 {"\"a\"", "\"\"", "1", "1.0", "2", "\"1\""}, 3);
+}
+
 // Each array keeps its own items, nested item arrays included, and a
 // unique array of strings inside an item still compares its strings.
 TEST(JsonSchemaUniqueObjectsTest, NestedArrays) {
@@ -476,6 +487,9 @@ TEST(JsonSchemaUniqueObjectsTest, MasksAreExact) {
     ExpectExactMasks(R"({"type": "array", "uniqueItems": true, "items": {"type": "array",
         "items": {"type": "number"}}})",
                      {"[]", "[1]", "[1.0]", "[1,0]", "[0,1]", "[1e0]"}, cached);
+    ExpectExactMasks(R"({"type": "array", "uniqueItems": true, "items": {"anyOf": [
+        {"type": "object"}, {"type": "string"}, {"type": ["number", "boolean"]}]}})",
+                     {"\"a\"", "\"\"", "1", "1.0", "true", "{}", R"({"a":1})"}, cached);
     ExpectExactMasks(kAnyItems,
                      {"1", "1.0", "0", "\"a\"", "true", "null", "{}", "[]", R"({"a":1})", "[1]"},
                      cached);
@@ -619,7 +633,8 @@ TEST(JsonSchemaUniqueObjectsTest, OtherItemsRefusedByName) {
            R"({"type": "object", "patternProperties": {"^x": {"type": "string"}}})",
            R"({"type": "array", "maxItems": 2})",
            R"({"type": "array", "items": {"type": "boolean"}})",
-           R"({"anyOf": [{"type": "object"}, {"type": "string"}]})",
+           R"({"anyOf": [{"type": "object"}, {"type": "integer"}]})",
+           R"({"oneOf": [{"type": "object"}, {"type": "string", "maxLength": 2}]})",
            R"({"type": ["integer", "object"]})",
            R"({"type": ["string", "object"], "maxLength": 3})",
            R"({"type": ["number", "null"], "maximum": 3})",
