@@ -182,7 +182,9 @@ class MatcherImpl final : public Matcher {
     std::shared_ptr<const KeyNodeTable> key_nodes;
     if (entry != nullptr && parser_.KeysTaken()) {
       key_nodes = grammar_->KeyNodes(pos_.lexer, pos_.in_lexeme);
-      if (!key_nodes->complete) entry = nullptr;
+      // Inside item arrays the restarts after taken keys (key_restarts_)
+      // would end a lexeme without its path's value: walked uncached.
+      if (!key_nodes->complete || items_pending) entry = nullptr;
     }
     if (entry == nullptr) {
       memo_.Begin(base_depth);

@@ -519,13 +519,17 @@ TEST(JsonSchemaUniqueObjectsTest, CachedMasksEqualUncachedWalks) {
                              R"({"type": "array", "uniqueItems": true, "items": {"type": "array",
                                  "items": {"type": "number"}}})",
                              R"({"type": "array", "uniqueItems": true, "items": {"type": "object",
-                                 "properties": {"a": {"type": "array"}}}})"}) {
-    for (WhitespaceMode ws : {WhitespaceMode::kCompact, WhitespaceMode::kBounded}) {
+                                 "properties": {"a": {"type": "array"}, "e": {"type": "number"},
+                                 "1": {"type": "string"}}}})"}) {
+    for (int mode = 0; mode < 3; ++mode) {
+      const WhitespaceMode ws = mode == 1 ? WhitespaceMode::kBounded : WhitespaceMode::kCompact;
       GrammarSpec spec;
       spec.kind = SpecKind::kJsonSchema;
       spec.text = schema;
       CompileOptions cached_options;
       cached_options.whitespace = ws;
+      // Declared keys in any order: the parser's key frames beside the items'.
+      if (mode == 2) cached_options.property_order = PropertyOrder::kAnyOrder;
       CompileOptions uncached_options = cached_options;
       uncached_options.mask_cache_bytes = 0;
       auto cached = CompileGrammar(spec, cached_options, tok);
