@@ -238,6 +238,90 @@ TEST(JsonSchemaUniqueObjectsTest, CombinatorItems) {
                  {"\"a\"", "\"\"", "1", "1.0", "2", "\"1\""}, 3);
 }
 
+// A random JSON value over a few keys, strings, numbers and literals, written
+// in a random spelling of its value (member order shuffled; 0, -0, 0.0; 1,
+// 1.0, 1e0), so that equal values recur in other spellings.
+std::string RandomValue(std::mt19937& rng, int depth) {
+  const int kind = static_cast<int>(rng() % (depth > 0 ? 7 : 5));
+  switch (kind) {
+    case 0: {
+      const int n = static_cast<int>(rng() % 3);
+      const char* spellings[3][3] = {{"0", "-0", "0.0"}, {"1", "1.0", "1e0"}, {"2", "2.0", "2e0"}};
+      return spellings[n][rng() % 3];
+    }
+    case 1:
+      return rng() % 2 ? "\"a\"" : "\"b\"";
+    case 2:
+      return rng() % 2 ? "true" : "null";
+    case 3:
+      return "{}";
+    case 4:
+      return "[]";
+    case 5: {
+      std::vector<std::string> members;
+      for (const char* key : {"a", "b"}) {
+        if (rng() % 2)
+          members.push_back("\"" + std::string(key) + "\":" + RandomValue(rng, depth - 1));
+      }
+      if (members.size() == 2 && rng() % 2) std::swap(members[0], members[1]);
+      std::string out = "{";
+      for (size_t i = 0; i < members.size(); ++i) out += (i ? "," : "") + members[i];
+      return out + "}";
+    }
+    default: {
+      std::string out = "[";
+      const int n = static_cast<int>(rng() % 3);
+      for (int i = 0; i < n; ++i) out += (i ? "," : "") + RandomValue(rng, depth - 1);
+      return out + "]";
+    }
+  }
+}
+
+// Generated item schemas and instances: random arrays of random values
+// (repeats by value in other spellings included) against the reference
+// validator, compact and spaced, keys in any order.
+TEST(JsonSchemaUniqueObjectsTest, RandomItemsAgreeWithTheReference) {
+  std::mt19937 rng(2026);
+  int valid = 0, repeats = 0;
+  for (
+      const char* items : {
+          R"({})",
+          R"({"type": "object"})",
+          R"({"type": "array"})",
+          R"({"type": ["object", "string", "number", "null"]})",
+          R"({"type": "object", "properties": {"a": {"type": "array"}, "b": {}}, "required": ["a"]})",
+          R"({"anyOf": [{"type": "object", "properties": {"a": {"type": "number"}}},
+                         {"type": "array", "items": {"type": "number"}}, {"type": "boolean"}]})",
+          R"({"type": "array", "items": {"type": "number"}, "minItems": 1})",
+      }) {
+    const std::string schema =
+        std::string(R"({"type": "array", "uniqueItems": true, "items": )") + items + "}";
+    const json_schema::Schema reference = Reference(schema);
+    auto spaced = Compile(schema, WhitespaceMode::kBounded, true, /*any_order=*/true);
+    auto compact = Compile(schema, WhitespaceMode::kCompact, true, /*any_order=*/true);
+    ASSERT_TRUE(spaced.ok()) << schema << ": " << spaced.status();
+    ASSERT_TRUE(compact.ok()) << schema << ": " << compact.status();
+    std::vector<std::string> pool;
+    for (int i = 0; i < 8; ++i) pool.push_back(RandomValue(rng, 2));
+    for (int doc = 0; doc < 300; ++doc) {
+      std::vector<std::string> c;
+      const int n = static_cast<int>(rng() % 4);
+      // Mostly from a small pool, so that values repeat.
+      for (int i = 0; i < n; ++i)
+        c.push_back(rng() % 3 ? pool[rng() % pool.size()] : RandomValue(rng, 2));
+      const std::string text = Text(c, ",");
+      const bool expected = Valid(reference, text);
+      ASSERT_EQ(Accepts(*compact, text), expected) << schema << "\n  " << text;
+      ASSERT_EQ(Accepts(*spaced, Spaced(text)), expected) << schema << "\n  " << Spaced(text);
+      valid += expected;
+      const std::set<std::string> spellings(c.begin(), c.end());
+      repeats += !expected && spellings.size() == c.size() && c.size() > 1;
+    }
+  }
+  EXPECT_GT(valid, 300);
+  EXPECT_GT(repeats, 20);
+}
+
 // Each array keeps its own items, nested item arrays included, and a
 // unique array of strings inside an item still compares its strings.
 TEST(JsonSchemaUniqueObjectsTest, NestedArrays) {
