@@ -168,8 +168,8 @@ TEST_F(MaskctlTest, CompilePrintsTheServersHandleOrItsError) {
 
   // The server's errors, with code and place: exit 1.
   const std::string unsupported = TempPath("not.json"), malformed = TempPath("bad.json");
-  WriteFile(unsupported,
-            R"({"type":"object","properties":{"a":{"type":"array","uniqueItems":true}}})");
+  WriteFile(unsupported, R"({"type":"object","properties":{"a":{"type":"array","uniqueItems":true,)"
+                         R"("items":{"type":"integer","minimum":0}}}})");
   WriteFile(malformed, R"({"type": "object",)");
   Outcome refused = RunMaskctl({"compile", unsupported, *server_flag_});
   EXPECT_EQ(refused.exit_code, 1);
