@@ -98,7 +98,16 @@ class Lowering {
     while (!pending_.empty()) {
       auto [id, nt] = pending_.front();
       pending_.pop_front();
+      const size_t unaligned = quoter_.Unaligned();
       if (absl::Status s = DefineValue(id, nt); !s.ok()) return s;
+      if (quoter_.Unaligned() != unaligned) {
+        // Never seen: every front end's string languages are code point
+        // aligned (JsonQuoter). Refused rather than missing \u spellings.
+        return AtNode(absl::UnimplementedError(absl::StrCat(
+                          "a string language whose code points the \\u spelling cannot follow",
+                          At(schema_.node(id)))),
+                      schema_.node(id));
+      }
       if (absl::Status s = CheckDeadline(schema_.node(id)); !s.ok()) return s;
       if (builder_.num_nonterminals() > options_.max_nonterminals) {
         return absl::ResourceExhaustedError(absl::StrCat(
@@ -187,6 +196,22 @@ class Lowering {
     if (array_frames_ && text == "]") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
     return *Token(pool_.Literal(text), text, /*literal=*/true, role);
+  }
+  // The string constant `s` in each of its spellings (json_string.h): a
+  // literal lexeme when it has one spelling (jump-forward), else a regex one.
+  Symbol StringConst(const std::string& s) {
+    const std::string name = JsonQuoteLiteral(s);
+    if (OneSpelling(s)) return Literal(name);
+    return *Token(QuotedLiteral(s), name);  // Never empty.
+  }
+  // `s` in quotes, in every spelling.
+  ExprId QuotedLiteral(const std::string& s) {
+    return pool_.Concat(
+        std::vector<ExprId>{pool_.Byte('"'), quoter_.Quote(pool_.Literal(s)), pool_.Byte('"')});
+  }
+  // Whether `s` is pure ASCII below DEL: no code point with a \u spelling.
+  static bool OneSpelling(std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<uint8_t>(c) < 0x7F; });
   }
   absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
     absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kFullMatch);
@@ -295,7 +320,7 @@ class Lowering {
       case JsonValue::Kind::kBoolean:
         return std::vector<Symbol>{Literal(v.boolean() ? "true" : "false")};
       case JsonValue::Kind::kString:
-        return std::vector<Symbol>{Literal(JsonQuoteLiteral(v.string()))};
+        return std::vector<Symbol>{StringConst(v.string())};
       case JsonValue::Kind::kNumber: {
         NumericBound bound{v.number(), false};
         absl::StatusOr<std::string> re = NumberRangeRegex(bound, bound);
@@ -669,15 +694,14 @@ class Lowering {
   Symbol Key(const std::string& key) {
     // A literal key is never empty, so KeyToken cannot fail.
     // Any-order objects: a declared key at most once per object (the parser checks).
-    return *KeyToken(pool_.Literal(JsonQuoteLiteral(key)), JsonQuoteLiteral(key) + ":",
+    return *KeyToken(QuotedLiteral(key), JsonQuoteLiteral(key) + ":",
                      options_.any_order_properties ? LexemeRole::kUniqueKey : LexemeRole::kNone);
   }
 
   // "," + whitespace + Key(key) as one lexeme, for any-order objects; named
   // as Key(key) is, which makes the two one key to the parser.
   Symbol CommaKey(const std::string& key) {
-    return *KeyToken(pool_.Concat(std::vector<ExprId>{pool_.Byte(','), ws_,
-                                                      pool_.Literal(JsonQuoteLiteral(key))}),
+    return *KeyToken(pool_.Concat(std::vector<ExprId>{pool_.Byte(','), ws_, QuotedLiteral(key)}),
                      JsonQuoteLiteral(key) + ":", LexemeRole::kUniqueKey);
   }
 
@@ -856,8 +880,8 @@ class Lowering {
 
   // uniqueItems over open strings and numbers (OpenScalars): the item is
   // one lexeme with LexemeRole::kDistinctValue, and the matcher refuses the
-  // closing quote of a string the array already holds (strings have one
-  // spelling each, json_string.h, so equal bytes are equal values), and the
+  // closing quote of a string the array already holds (it compares decoded
+  // bytes, matcher/string_canon.h: "é" and "\u00e9" are one value), and the
   // bytes that settle a number the array holds (numbers compare by their
   // canonical value, matcher/number_canon.h).
   absl::Status UniqueOpenScalarArray(const SchemaNode& node, NonterminalId nt) {
@@ -893,7 +917,7 @@ class Lowering {
         token = pool_.Literal(v.boolean() ? "true" : "false");
         break;
       case JsonValue::Kind::kString:
-        token = pool_.Literal(JsonQuoteLiteral(v.string()));
+        token = QuotedLiteral(v.string());
         break;
       case JsonValue::Kind::kNumber: {
         NumericBound bound{v.number(), false};
@@ -907,8 +931,9 @@ class Lowering {
       default:
         return absl::InternalError("UniqueScalar on a non-scalar value");
     }
-    return Token(token, "item " + v.CanonicalKey(), v.kind() != JsonValue::Kind::kNumber,
-                 LexemeRole::kUniqueKey);
+    const bool literal = v.kind() != JsonValue::Kind::kNumber &&
+                         (v.kind() != JsonValue::Kind::kString || OneSpelling(v.string()));
+    return Token(token, "item " + v.CanonicalKey(), literal, LexemeRole::kUniqueKey);
   }
 
   // `[` items `]` with item i from item_nt(i), min_items of them at least,

@@ -17,6 +17,7 @@
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/number_canon.h"
+#include "compiler/matcher/string_canon.h"
 #include "compiler/regex/lazy_dfa.h"
 
 namespace maskd {
@@ -36,6 +37,9 @@ struct LexPosition {
   // Grammars with distinct numbers only: the lexeme's bytes read as a
   // number (the value a distinct-number lexeme ends with).
   NumberCanon number;
+  // Grammars with distinct values only: where `value` stands in a \u
+  // escape (strings are hashed decoded: matcher/string_canon.h).
+  StringCanon string;
   friend bool operator==(const LexPosition&, const LexPosition&) = default;
 };
 
@@ -54,7 +58,7 @@ class ByteStepper {
   // whatever keys were written: Step never enters a state where only taken
   // keys live (LiveFor), so the bytes read are those of the allowed set.
   LexPosition Start(const EarleyParser& parser) const {
-    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed, {}};
+    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed, {}, {}};
   }
 
   // Whether lexer state `s`, from a start of the parser's top set, holds a
@@ -87,7 +91,7 @@ class ByteStepper {
       return false;
     }
     if (track_values_) [[unlikely]] {
-      LexPosition fresh{restart, false, false, kValueSeed, {}};
+      LexPosition fresh{restart, false, false, kValueSeed, {}, {}};
       if (!Advance(parser, fresh, restart, b)) {
         parser.Pop(1);
         return false;
@@ -95,7 +99,7 @@ class ByteStepper {
       pos = fresh;
       return true;
     }
-    pos = {restart, true, false, 0, {}};
+    pos = {restart, true, false, 0, {}, {}};
     return true;
   }
 
@@ -105,9 +109,9 @@ class ByteStepper {
   // starts only keys the frame has had.
   bool Begin(EarleyParser& parser, regex::StateId lexer, uint8_t b, LexPosition* pos) {
     if (!LiveFor(parser, lexer)) return false;
-    *pos = {lexer, true, false, 0, {}};
+    *pos = {lexer, true, false, 0, {}, {}};
     if (!track_values_) return true;
-    LexPosition fresh{lexer, false, false, kValueSeed, {}};
+    LexPosition fresh{lexer, false, false, kValueSeed, {}, {}};
     if (!Advance(parser, fresh, lexer, b)) return false;
     *pos = fresh;
     return true;
@@ -151,15 +155,20 @@ class ByteStepper {
   // accepting there is a distinct value (otherwise the parser drops the
   // distinct ones when the lexeme ends: ScanAny).
   bool Advance(const EarleyParser& parser, LexPosition& pos, regex::StateId next, uint8_t b) {
-    LexPosition out{next, true, pos.value_done, pos.value, {}};
+    LexPosition out{next, true, pos.value_done, pos.value, {}, pos.string};
     if (track_numbers_ && !AdvanceNumber(parser, pos.number, out, next, b)) return false;
     if (!out.value_done) {
-      // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
-      // the sizes of one array.
-      const unsigned __int128 m =
-          static_cast<unsigned __int128>(out.value ^ (b + 0xa0761d6478bd642full)) *
-          0xe7037ed1a0b428dbull;
-      out.value = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+      // The decoded bytes, so that the spellings of one string are one value.
+      uint8_t decoded[StringCanon::kMaxOut];
+      const int n = out.string.Feed(b, decoded);
+      for (int i = 0; i < n; ++i) {
+        // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
+        // the sizes of one array.
+        const unsigned __int128 m =
+            static_cast<unsigned __int128>(out.value ^ (decoded[i] + 0xa0761d6478bd642full)) *
+            0xe7037ed1a0b428dbull;
+        out.value = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+      }
       bool distinct = false, other = false;
       for (uint32_t tag : dfa_.AcceptingTags(next)) {
         // A distinct number's value is complete only when its lexeme
