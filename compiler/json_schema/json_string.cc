@@ -186,8 +186,12 @@ ExprId HexRange(ExprSet& pool, uint32_t lo, uint32_t hi, int n) {
     --hi_d;
   }
   if (lo_d <= hi_d) {
-    alts.push_back(pool.Concat(HexDigits(pool, lo_d, hi_d),
-                               pool.Repeat(HexDigits(pool, 0, 15), n - 1, n - 1)));
+    // Spelled out, not x{n-1}: ExprSet::ProveWithin reads a repetition as
+    // any number of copies, and it must prove escapes whole code points
+    // (Lowering::ProveLengthCounter, regex/horizon.h).
+    std::vector<ExprId> digits = {HexDigits(pool, lo_d, hi_d)};
+    for (int i = 1; i < n; ++i) digits.push_back(HexDigits(pool, 0, 15));
+    alts.push_back(pool.Concat(digits));
   }
   return pool.Or(alts);
 }
