@@ -259,5 +259,23 @@ TEST(AsciiSpellingTest, AsciiConstantsStillJumpForward) {
   EXPECT_TRUE(Accepts(e, "\"h\xc3\xa9llo\""));
 }
 
+// Any JSON value (SpecKind::kBuiltinJson, and `true` schemas) spells its
+// strings, keys included, both ways too; spellings no json.dumps writes
+// (lone surrogates, uppercase hex) stay out (docs/architecture.md).
+TEST(AsciiSpellingTest, BuiltinJsonTakesBothSpellings) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kBuiltinJson;
+  auto g = CompileGrammar(spec, CompileOptions(), Bytes());
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (const std::string ok : {R"({"\u00e9": ["\ud83d\ude00", "caf\u00e9\u007f"]})",
+                               "{\"\xc3\xa9\": [\"\\ud83d\\ude00\xf0\x9f\x98\x80\"]}"}) {
+    EXPECT_TRUE(Accepts(*g, ok)) << ok;
+    EXPECT_TRUE(MaskAccepts(*g, ok)) << ok;
+  }
+  for (const std::string bad : {R"(["\ud83d"])", R"(["\ude00\ud83d"])", R"(["\u00E9"])"}) {
+    EXPECT_FALSE(Accepts(*g, bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace maskd
