@@ -1,6 +1,7 @@
 #include "compiler/json_schema/json_string.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -122,42 +123,35 @@ constexpr LeadProfile kLeadProfiles[] = {{0xC2, 0xDF, 1, 0x80, 0xBF}, {0xE0, 0xE
                                          {0xEE, 0xEF, 2, 0x80, 0xBF}, {0xF0, 0xF0, 3, 0x90, 0xBF},
                                          {0xF1, 0xF3, 3, 0x80, 0xBF}, {0xF4, 0xF4, 3, 0x80, 0x8F}};
 
-std::vector<std::pair<uint8_t, uint8_t>> RangesOf(const regex::ByteSet& set) {
-  std::vector<std::pair<uint8_t, uint8_t>> out;
-  for (int b = 0; b < 256; ++b) {
-    if (!set.Contains(static_cast<uint8_t>(b))) continue;
-    if (!out.empty() && out.back().second + 1 == b) {
-      out.back().second = static_cast<uint8_t>(b);
-    } else {
-      out.push_back({static_cast<uint8_t>(b), static_cast<uint8_t>(b)});
-    }
-  }
-  return out;
-}
-
-// The code points whose UTF-8 bytes are lead, then one of each of `conts`.
+// The code points whose UTF-8 bytes are lead, then one of each of `conts`,
+// appended in increasing order, adjacent ranges merged. Bytes are enumerated
+// only up to the last continuation set that is not all of 80-BF: a quoted
+// AnyCodepoint has 3 x 64 x 64 four-byte prefixes, one range.
 void AddCodepoints(uint8_t lead, std::span<const regex::ByteSet> conts,
                    std::vector<regex::CodepointRange>& out) {
   const int k = static_cast<int>(conts.size());
   const uint32_t lead_bits = lead & (k == 1 ? 0x1F : k == 2 ? 0x0F : 0x07);
-  // Prefixes of code point bits: every byte but the last is enumerated; the
-  // last byte's ranges are contiguous code point ranges.
-  std::vector<uint32_t> prefixes = {lead_bits};
-  for (int i = 0; i + 1 < k; ++i) {
-    std::vector<uint32_t> next;
-    for (uint32_t p : prefixes) {
-      for (int c = 0x80; c <= 0xBF; ++c) {
-        if (conts[i].Contains(static_cast<uint8_t>(c))) next.push_back((p << 6) | (c & 0x3F));
-      }
+  const regex::ByteSet full = regex::ByteSet::Range(0x80, 0xBF);
+  int enumerated = k;  // conts[enumerated..] are all full
+  while (enumerated > 0 && conts[enumerated - 1] == full) --enumerated;
+  auto push = [&](uint32_t lo, uint32_t hi) {
+    if (!out.empty() && out.back().hi + 1 == lo) {
+      out.back().hi = hi;
+    } else {
+      out.push_back({lo, hi});
     }
-    prefixes = std::move(next);
-  }
-  const auto last = RangesOf(conts[k - 1]);
-  for (uint32_t p : prefixes) {
-    for (auto [lo, hi] : last) {
-      out.push_back({(p << 6) | (lo & 0x3Fu), (p << 6) | (hi & 0x3Fu)});
+  };
+  auto walk = [&](auto& self, uint32_t bits, int i) -> void {
+    if (i == enumerated) {
+      const int shift = 6 * (k - i);
+      push(bits << shift, ((bits + 1) << shift) - 1);
+      return;
     }
-  }
+    for (int c = 0x80; c <= 0xBF; ++c) {
+      if (conts[i].Contains(static_cast<uint8_t>(c))) self(self, (bits << 6) | (c & 0x3F), i + 1);
+    }
+  };
+  walk(walk, lead_bits, 0);
 }
 
 ExprId HexDigits(ExprSet& pool, uint32_t lo, uint32_t hi) {
@@ -283,12 +277,19 @@ uint64_t JsonQuoter::Utf8Relation(ExprId root) {
         r = kIdentity;
         break;
       case ExprKind::kByteSet: {
+        // Each byte's relation, once per process.
+        static const std::array<uint64_t, 256> kByteRelations = [] {
+          std::array<uint64_t, 256> out{};
+          for (int b = 0; b < 256; ++b) {
+            for (int from = 0; from < 8; ++from) {
+              out[b] |= uint64_t{1} << (8 * from + Utf8Next(from, static_cast<uint8_t>(b)));
+            }
+          }
+          return out;
+        }();
         const regex::ByteSet set = pool_.GetByteSet(e);
         for (int b = 0; b < 256; ++b) {
-          if (!set.Contains(static_cast<uint8_t>(b))) continue;
-          for (int from = 0; from < 8; ++from) {
-            r |= uint64_t{1} << (8 * from + Utf8Next(from, static_cast<uint8_t>(b)));
-          }
+          if (set.Contains(static_cast<uint8_t>(b))) r |= kByteRelations[b];
         }
         break;
       }
@@ -406,6 +407,7 @@ const JsonQuoter::Straddle* JsonQuoter::PlanConcat(ExprId e) {
 }
 
 std::vector<ExprId> JsonQuoter::Children(ExprId e) {
+  if (e == pool_.AnyCodepoint()) return {pool_.Codepoints(0, 0x7F)};  // QuoteNode
   // Copies: quoting adds nodes, which may move the pool's args.
   std::vector<ExprId> out(pool_.Args(e).begin(), pool_.Args(e).end());
   switch (pool_.kind(e)) {
@@ -426,6 +428,16 @@ std::vector<ExprId> JsonQuoter::Children(ExprId e) {
 
 ExprId JsonQuoter::QuoteNode(ExprId e) {
   if (e == ExprSet::kAnyByteString) return AnyEncoding();
+  if (e == pool_.AnyCodepoint()) {
+    // Every string and length counter has it: built directly, not by the
+    // derivatives of its trie (a third of a small schema's compile). Bytes
+    // from 0x80 up have no escape of their own, so the raw code points from
+    // U+0080 up are the decoded trie itself.
+    const regex::CodepointRange escaped[] = {{0x80, 0xD7FF}, {0xE000, 0x10FFFF}};
+    return pool_.Or(std::vector<ExprId>{memo_.at(pool_.Codepoints(0, 0x7F)),
+                                        pool_.Codepoints(0x80, 0x10FFFF),
+                                        JsonEscapes(pool_, escaped)});
+  }
   switch (pool_.kind(e)) {
     case ExprKind::kNothing:
     case ExprKind::kEpsilon:
