@@ -478,11 +478,24 @@ ExprId JsonQuoter::QuoteNode(ExprId e) {
       }
       return pool_.Or(alternatives);
     }
-    case ExprKind::kOr:
-    case ExprKind::kAnd: {
+    case ExprKind::kOr: {
       std::vector<ExprId> parts(pool_.Args(e).begin(), pool_.Args(e).end());
       for (ExprId& p : parts) p = memo_.at(p);
-      return pool_.kind(e) == ExprKind::kOr ? pool_.Or(parts) : pool_.And(parts);
+      return pool_.Or(parts);
+    }
+    case ExprKind::kAnd: {
+      // A complement beside a language that is not one needs no universe of
+      // its own: every quoted language is within AnyEncoding(). (Declared
+      // keys excluded from the other keys: one And argument fewer to derive
+      // at every lexer state.)
+      std::vector<ExprId> parts(pool_.Args(e).begin(), pool_.Args(e).end());
+      const bool positive = std::any_of(parts.begin(), parts.end(),
+                                        [&](ExprId p) { return pool_.kind(p) != ExprKind::kNot; });
+      for (ExprId& p : parts) {
+        p = positive && pool_.kind(p) == ExprKind::kNot ? pool_.Not(memo_.at(pool_.Args(p)[0]))
+                                                        : memo_.at(p);
+      }
+      return pool_.And(parts);
     }
     case ExprKind::kNot:
       // Complement within the encodings of all byte strings.
