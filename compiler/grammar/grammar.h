@@ -38,9 +38,9 @@ using RuleId = uint32_t;
 // scanned at most once per frame (JSON objects whose declared keys come in
 // any order, each at most once: a language no small CFG has). A
 // kDistinctValue lexeme may be scanned any number of times per frame, but
-// never twice with the same bytes up to its first accepting position (JSON
-// arrays with uniqueItems over canonically spelled strings: the bytes up to
-// the closing quote are the value). The matcher refuses the byte that
+// never twice with the same value up to its first accepting position (JSON
+// arrays with uniqueItems over strings: the decoded bytes up to the closing
+// quote are the value, matcher/string_canon.h). The matcher refuses the byte that
 // completes a repeated value (matcher/byte_stepper.h); its lexemes must not
 // be proper prefixes of another lexeme allowed in the same place.
 enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey, kDistinctValue };

@@ -17,6 +17,7 @@
 #include "compiler/grammar/lexeme_set.h"
 #include "compiler/matcher/compiled_grammar_impl.h"
 #include "compiler/matcher/number_canon.h"
+#include "compiler/matcher/string_canon.h"
 #include "compiler/regex/lazy_dfa.h"
 
 namespace maskd {
@@ -39,12 +40,16 @@ struct LexPosition {
   // Grammars with item values only (Grammar::has_item_values): the hash of
   // the lexeme's canonical JSON token, what the parser folds into the
   // container's value (EarleyParser::TrackValue): a string's or key's bytes
-  // from its opening to its closing quote (the same hash as `value` for a
-  // string), a literal's bytes without whitespace, `,` and `:`. `in_token`:
-  // 0 outside a string, 1 inside, 2 after a backslash, 3 after the closing
-  // quote (nothing more is hashed).
+  // from its opening to its closing quote, decoded as `token_string`
+  // decodes it (so both json.dumps spellings of a string are one value), a
+  // literal's bytes without whitespace, `,` and `:`. `in_token`: 0 outside a
+  // string, 1 inside, 3 after the closing quote (nothing more is hashed).
   uint64_t token = 0x9e3779b97f4a7c15ull;
   uint8_t in_token = 0;
+  StringCanon token_string;
+  // Grammars with distinct values only: where `value` stands in a \u
+  // escape (strings are hashed decoded: matcher/string_canon.h).
+  StringCanon string;
   friend bool operator==(const LexPosition&, const LexPosition&) = default;
 };
 
@@ -65,7 +70,7 @@ class ByteStepper {
   // whatever keys were written: Step never enters a state where only taken
   // keys live (LiveFor), so the bytes read are those of the allowed set.
   LexPosition Start(const EarleyParser& parser) const {
-    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed, {}};
+    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed, {}, {}};
   }
 
   // Whether lexer state `s`, from a start of the parser's top set, holds a
@@ -98,7 +103,7 @@ class ByteStepper {
       return false;
     }
     if (track_values_) [[unlikely]] {
-      LexPosition fresh{restart, false, false, kValueSeed, {}};
+      LexPosition fresh{restart, false, false, kValueSeed, {}, {}};
       if (!Advance(parser, fresh, restart, b)) {
         parser.Pop(1);
         return false;
@@ -106,7 +111,7 @@ class ByteStepper {
       pos = fresh;
       return true;
     }
-    pos = {restart, true, false, 0, {}};
+    pos = {restart, true, false, 0, {}, {}};
     return true;
   }
 
@@ -116,9 +121,9 @@ class ByteStepper {
   // starts only keys the frame has had.
   bool Begin(EarleyParser& parser, regex::StateId lexer, uint8_t b, LexPosition* pos) {
     if (!LiveFor(parser, lexer)) return false;
-    *pos = {lexer, true, false, 0, {}};
+    *pos = {lexer, true, false, 0, {}, {}};
     if (!track_values_) return true;
-    LexPosition fresh{lexer, false, false, kValueSeed, {}};
+    LexPosition fresh{lexer, false, false, kValueSeed, {}, {}};
     if (!Advance(parser, fresh, lexer, b)) return false;
     *pos = fresh;
     return true;
@@ -165,7 +170,7 @@ class ByteStepper {
   // accepting there is a distinct value (otherwise the parser drops the
   // distinct ones when the lexeme ends: ScanAny).
   bool Advance(const EarleyParser& parser, LexPosition& pos, regex::StateId next, uint8_t b) {
-    LexPosition out{next, true, pos.value_done, pos.value, {}, pos.token, pos.in_token};
+    LexPosition out{next, true, pos.value_done, pos.value, {}, pos.token, pos.in_token, pos.token_string, pos.string};
     if (track_numbers_ && !AdvanceNumber(parser, pos.number, out, next, b)) return false;
     if (track_items_) {
       if (!track_numbers_) {
@@ -181,12 +186,17 @@ class ByteStepper {
       if (parser.AtItemArray() && !AdvanceItemScalar(parser, pos, out, next, b)) return false;
     }
     if (!out.value_done) {
-      // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
-      // the sizes of one array.
-      const unsigned __int128 m =
-          static_cast<unsigned __int128>(out.value ^ (b + 0xa0761d6478bd642full)) *
-          0xe7037ed1a0b428dbull;
-      out.value = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+      // The decoded bytes, so that the spellings of one string are one value.
+      uint8_t decoded[StringCanon::kMaxOut];
+      const int n = out.string.Feed(b, decoded);
+      for (int i = 0; i < n; ++i) {
+        // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
+        // the sizes of one array.
+        const unsigned __int128 m =
+            static_cast<unsigned __int128>(out.value ^ (decoded[i] + 0xa0761d6478bd642full)) *
+            0xe7037ed1a0b428dbull;
+        out.value = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+      }
       bool distinct = false, other = false;
       for (uint32_t tag : dfa_.AcceptingTags(next)) {
         // A distinct number's value is complete only when its lexeme
@@ -206,23 +216,35 @@ class ByteStepper {
     return true;
   }
 
-  // Folds byte b into the canonical token hash (LexPosition::token).
+  // Folds byte b into the canonical token hash (LexPosition::token). Inside
+  // a string the decoded bytes are hashed (StringCanon): `"é"` and
+  // `"\u00e9"` are one value.
   static void HashToken(LexPosition& out, uint8_t b) {
     switch (out.in_token) {
       case 0:
         if (b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == ',' || b == ':') return;
-        if (b == '"') out.in_token = 1;
-        break;
-      case 1:
-        if (b == '\\') out.in_token = 2;
-        if (b == '"') out.in_token = 3;
-        break;
-      case 2:
-        out.in_token = 1;
-        break;
+        if (b == '"') {
+          out.in_token = 1;
+          out.token_string = StringCanon();
+        }
+        MixToken(out, b);
+        return;
+      case 1: {
+        if (b == '"' && !out.token_string.InEscape()) {
+          out.in_token = 3;
+          MixToken(out, b);
+          return;
+        }
+        uint8_t decoded[StringCanon::kMaxOut];
+        const int n = out.token_string.Feed(b, decoded);
+        for (int i = 0; i < n; ++i) MixToken(out, decoded[i]);
+        return;
+      }
       default:
         return;
     }
+  }
+  static void MixToken(LexPosition& out, uint8_t b) {
     const unsigned __int128 m =
         static_cast<unsigned __int128>(out.token ^ (b + 0xa0761d6478bd642full)) *
         0xe7037ed1a0b428dbull;

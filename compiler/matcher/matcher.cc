@@ -689,7 +689,7 @@ class MatcherImpl final : public Matcher {
           }
           walk_stack_.push_back({trie.subtree_end(i),
                                  i,
-                                 {{known->lexer, true, false, 0, {}}, 0},
+                                 {{known->lexer, true, false, 0, {}, {}}, 0},
                                  known->set,
                                  covered});
           SetTokens(trie, i, words);

@@ -193,6 +193,11 @@ class ExprSet {
   // each state is a large And/Not).
   absl::StatusOr<bool> IsEmpty(ExprId e, size_t budget,
                                std::chrono::steady_clock::time_point deadline);
+  // Records that L(e) is non-empty, decided another way (a language with
+  // the same emptiness, e.g. the decoded strings whose spellings e is:
+  // json_schema/json_string.h). IsEmpty and the emptiness checks of
+  // expressions holding e answer from it.
+  void RecordNonEmpty(ExprId e) { emptiness_[e] = 2; }
   // Whether e matches the whole of `bytes` (by derivatives; for tests).
   bool Matches(ExprId e, std::string_view bytes);
 

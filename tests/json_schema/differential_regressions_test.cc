@@ -155,5 +155,127 @@ TEST(ListedMultiplesTest, NegativeZeroIsZero) {
   }
 }
 
+// Every byte allowed by the mask before it is read, and the end allowed.
+bool MaskAccepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string& text) {
+  std::unique_ptr<Matcher> m = Matcher::Create(g);
+  std::vector<uint32_t> words(8 + 1);
+  for (char c : text) {
+    m->FillMask(words);
+    const uint8_t b = static_cast<uint8_t>(c);
+    if (((words[b >> 5] >> (b & 31)) & 1) == 0) return false;
+    if (!m->AcceptToken(b)) return false;
+  }
+  return m->CanStop();
+}
+
+// JSON Schema strings are decoded strings: json.dumps's default
+// (ensure_ascii=True) writes every code point from U+007F up as a \u escape
+// (a surrogate pair above U+FFFF), and both spellings may mix in one string.
+// Each was rejected when the engine's strings had the raw spelling only.
+TEST(AsciiSpellingTest, EnumPatternAndLengthsAcceptEscapes) {
+  auto g = Compile(R"({"type":"object","properties":{
+      "city":{"enum":["Z\u00fcrich","Gen\u00e8ve"]},
+      "note":{"type":"string","pattern":"^[a-z\u00e9 ]+$","maxLength":4},
+      "emoji":{"type":"string","maxLength":1},
+      "del":{"const":"\u007f"}},"required":["city"],"additionalProperties":false})");
+  ASSERT_NE(g, nullptr);
+  for (const std::string ok :
+       {R"({"city": "Z\u00fcrich"})", "{\"city\": \"Z\xc3\xbcrich\"}", R"({"city": "Gen\u00e8ve"})",
+        R"({"city": "Z\u00fcrich", "note": "\u00e9t\u00e9"})",
+        "{\"city\": \"Z\xc3\xbcrich\", \"note\": \"\\u00e9t\xc3\xa9 \"}",
+        R"({"emoji": "\ud83d\ude00", "city": "Gen\u00e8ve"})",
+        "{\"emoji\": \"\xf0\x9f\x98\x80\", \"city\": \"Gen\\u00e8ve\"}",
+        R"({"city": "Gen\u00e8ve", "del": "\u007f"})",
+        "{\"city\": \"Gen\\u00e8ve\", \"del\": \"\x7f\"}"}) {
+    EXPECT_TRUE(Accepts(g, ok)) << ok;
+    EXPECT_TRUE(MaskAccepts(g, ok)) << ok;
+  }
+  for (const std::string bad :
+       {R"({"city": "Z\u00FCrich"})",
+        R"({"city": "Z\u00fcrich", "note": "\u00e9t\u00e9\u00e9\u00e9"})",
+        R"({"city": "Z\u00fcrich", "note": "\u00e8"})",
+        R"({"city": "Z\u00fcrich", "emoji": "\ud83d"})",
+        R"({"city": "Z\u00fcrich", "emoji": "\ud83d\ude00\u00e9"})", R"({"city": "Z\u0075rich"})",
+        R"({"city": "Gen\u00e8ve", "del": "\u007F"})"}) {
+    EXPECT_FALSE(Accepts(g, bad)) << bad;
+    EXPECT_FALSE(MaskAccepts(g, bad)) << bad;
+  }
+}
+
+// uniqueItems compares decoded strings: "é" and "\u00e9" are one value.
+TEST(AsciiSpellingTest, UniqueItemsComparesDecodedStrings) {
+  for (const std::string schema :
+       {R"({"type":"array","items":{"type":"string"},"uniqueItems":true})",
+        R"({"type":"array","items":{"enum":["\u00e9","\ud83d\ude00","a"]},"uniqueItems":true})"}) {
+    auto g = Compile(schema);
+    ASSERT_NE(g, nullptr);
+    for (const std::string ok : {"[\"\xc3\xa9\", \"a\"]", "[\"\\u00e9\", \"\\ud83d\\ude00\"]",
+                                 "[\"\xf0\x9f\x98\x80\", \"\\u00e9\"]"}) {
+      EXPECT_TRUE(Accepts(g, ok)) << schema << " " << ok;
+      EXPECT_TRUE(MaskAccepts(g, ok)) << schema << " " << ok;
+    }
+    for (const std::string bad : {"[\"\xc3\xa9\", \"\\u00e9\"]", "[\"\\u00e9\", \"\\u00e9\"]",
+                                  "[\"\\ud83d\\ude00\", \"a\", \"\xf0\x9f\x98\x80\"]"}) {
+      EXPECT_FALSE(Accepts(g, bad)) << schema << " " << bad;
+      EXPECT_FALSE(MaskAccepts(g, bad)) << schema << " " << bad;
+    }
+  }
+}
+
+// Object keys: a declared key in either spelling is one key (at most once,
+// satisfies required), propertyNames counts code points, and an undeclared
+// key spelled escaped is still checked against the declared ones.
+TEST(AsciiSpellingTest, KeysInEitherSpellingAreOneKey) {
+  auto g = Compile(R"({"type":"object","properties":{"\u00e9":{"type":"integer"}},
+      "required":["\u00e9"],"additionalProperties":{"type":"string"},
+      "propertyNames":{"maxLength":1}})");
+  ASSERT_NE(g, nullptr);
+  for (const std::string ok :
+       {R"({"\u00e9": 1})", "{\"\xc3\xa9\": 1}", R"({"\u00e8": "x", "\u00e9": 1})",
+        R"({"\ud83d\ude00": "x", "\u00e9": 1})"}) {
+    EXPECT_TRUE(Accepts(g, ok)) << ok;
+    EXPECT_TRUE(MaskAccepts(g, ok)) << ok;
+  }
+  for (const std::string bad : {"{\"\xc3\xa9\": 1, \"\\u00e9\": 2}", R"({"\u00e9": "x"})",
+                                R"({"\u00e9\u00e9": "x", "\u00e9": 1})", R"({"\u00e8": "x"})"}) {
+    EXPECT_FALSE(Accepts(g, bad)) << bad;
+    EXPECT_FALSE(MaskAccepts(g, bad)) << bad;
+  }
+}
+
+// Pure-ASCII constants keep their one spelling and their jump-forward.
+TEST(AsciiSpellingTest, AsciiConstantsStillJumpForward) {
+  auto g = Compile(R"({"const":"hello"})");
+  ASSERT_NE(g, nullptr);
+  std::unique_ptr<Matcher> m = Matcher::Create(g);
+  ASSERT_TRUE(m->AcceptBytes("\""));  // Whitespace may come before it.
+  EXPECT_EQ(m->ComputeJumpForward().bytes, "hello\"");
+  auto e = Compile(R"({"const":"h\u00e9llo"})");
+  ASSERT_NE(e, nullptr);
+  std::unique_ptr<Matcher> n = Matcher::Create(e);
+  ASSERT_TRUE(n->AcceptBytes("\""));
+  EXPECT_EQ(n->ComputeJumpForward().bytes, "h");  // Then é as is or \u00e9.
+  EXPECT_TRUE(Accepts(e, R"("h\u00e9llo")"));
+  EXPECT_TRUE(Accepts(e, "\"h\xc3\xa9llo\""));
+}
+
+// Any JSON value (SpecKind::kBuiltinJson, and `true` schemas) spells its
+// strings, keys included, both ways too; spellings no json.dumps writes
+// (lone surrogates, uppercase hex) stay out (docs/architecture.md).
+TEST(AsciiSpellingTest, BuiltinJsonTakesBothSpellings) {
+  GrammarSpec spec;
+  spec.kind = SpecKind::kBuiltinJson;
+  auto g = CompileGrammar(spec, CompileOptions(), Bytes());
+  ASSERT_TRUE(g.ok()) << g.status();
+  for (const std::string ok : {R"({"\u00e9": ["\ud83d\ude00", "caf\u00e9\u007f"]})",
+                               "{\"\xc3\xa9\": [\"\\ud83d\\ude00\xf0\x9f\x98\x80\"]}"}) {
+    EXPECT_TRUE(Accepts(*g, ok)) << ok;
+    EXPECT_TRUE(MaskAccepts(*g, ok)) << ok;
+  }
+  for (const std::string bad : {R"(["\ud83d"])", R"(["\ude00\ud83d"])", R"(["\u00E9"])"}) {
+    EXPECT_FALSE(Accepts(*g, bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace maskd

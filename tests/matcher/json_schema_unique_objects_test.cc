@@ -185,6 +185,18 @@ TEST(JsonSchemaUniqueObjectsTest, ObjectsCompareAsValues) {
                  3);
 }
 
+// A string inside an item (a member's value, a key, an array's element) has
+// two json.dumps spellings from U+007F up (raw or \u-escaped: json_string.h);
+// the item's value hash sees through them, so `{"a":"é"}` then
+// `{"a":"\u00e9"}` is a repeat.
+TEST(JsonSchemaUniqueObjectsTest, StringsInItemsCompareDecoded) {
+  ExpectVerdicts(R"({"type": "array", "uniqueItems": true})",
+                 {"{\"a\":\"\xc3\xa9\"}", R"({"a":"\u00e9"})", "{\"\xc3\xa9\":1}",
+                  R"({"\u00e9":1})", "[\"\xf0\x9f\x98\x80\"]", R"(["\ud83d\ude00"])",
+                  "\"\xc3\xa9\"", R"("\u00e9")", R"({"a":"x"})"},
+                 2);
+}
+
 TEST(JsonSchemaUniqueObjectsTest, DeclaredPropertiesInAnyOrder) {
   ExpectVerdicts(R"({"type": "array", "uniqueItems": true, "items": {"type": "object",
       "properties": {"a": {"type": "number"}, "b": {"type": "string"}}}})",
