@@ -57,6 +57,11 @@ std::string ComputeHandle(const CompileJob& job) {
   AppendField(key, o.reasoning_end_marker);
   // Only when set, so handles of schemas compiled without it stay the same.
   if (!o.default_dialect.empty()) AppendField(key, absl::StrCat("dialect:", o.default_dialect));
+  for (const SchemaResource& r : o.schema_resources) {
+    AppendField(key, absl::StrCat("resource:", r.uri));
+    std::optional<std::string> text = json_schema::CanonicalJsonText(r.text);
+    AppendField(key, text.has_value() ? *text : r.text);
+  }
   return Sha256Hex(key);
 }
 
@@ -230,6 +235,9 @@ absl::Status TranslateOptions(const v1::CompileOptions& in, const CompileLimits&
   if (in.max_recursion_depth() != 0) out.max_recursion_depth = in.max_recursion_depth();
   out.reasoning_end_marker = in.reasoning_end_marker();
   out.default_dialect = in.default_dialect();
+  for (const v1::SchemaResource& r : in.schema_resources()) {
+    out.schema_resources.push_back({r.uri(), r.json()});
+  }
   job.time_limit = limits.compile_time_limit;
   if (in.has_compile_time_limit()) {
     const absl::Duration asked = absl::Seconds(in.compile_time_limit().seconds()) +
@@ -292,6 +300,18 @@ absl::StatusOr<CompileJob> TranslateCompileRequest(const v1::CompileRequest& req
                                                      limits.max_spec_bytes, " (--max_spec_bytes)"));
   }
   if (absl::Status s = TranslateOptions(request.options(), limits, job); !s.ok()) return s;
+  // The $ref documents are spec too: the same limit covers them all.
+  if (!job.options.schema_resources.empty()) {
+    size_t bytes = SpecBytes(job.spec);
+    for (const SchemaResource& r : job.options.schema_resources) {
+      bytes += r.uri.size() + r.text.size();
+    }
+    if (bytes > limits.max_spec_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "spec and schema_resources are ", bytes, " bytes, over this server's limit of ",
+          limits.max_spec_bytes, " (--max_spec_bytes)"));
+    }
+  }
   job.handle = ComputeHandle(job);
   return job;
 }

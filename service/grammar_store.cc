@@ -467,6 +467,7 @@ std::shared_ptr<CompileWait> GrammarStore::CompileAsync(const CompileJob& job,
       // cache gives way first); a refusal is not cached.
       size_t spec_bytes = spec.text.size();
       for (const std::string& choice : spec.choices) spec_bytes += choice.size();
+      for (const SchemaResource& r : options.schema_resources) spec_bytes += r.text.size();
       const size_t estimate = CompileMemoryEstimate(spec_bytes);
       absl::Status charged =
           options_.budget == nullptr

@@ -24,8 +24,11 @@ rejected).
 --suite-dir is a checkout (or copy) of the suite: DIR/tests/DRAFT/*.json, as
 Debian lays it out and as the upstream repository does, so a copy holding
 tests/draft2019-09 or tests/draft2020-12 runs with --drafts draft2020-12.
-remotes/ is not served: a group that $refs http://localhost:1234/... is
-refused (UNIMPLEMENTED, remote $ref).
+The suite's remotes/ (DIR/remotes, or --remotes) is passed to the engine as
+schema resources (CompileOptions::schema_resources) under
+http://localhost:1234/, the URI the suite's schemas $ref them by;
+--remotes "" passes none (such groups are then refused: UNIMPLEMENTED, remote
+$ref). The draft metaschemas are built into the engine.
 
 --min_pass makes it a check (exit 1): any invalidation or engine error, or
 fewer passing groups than a floor. The floors are a regression guard set at
@@ -71,7 +74,7 @@ def load_groups(suite, draft):
     return groups
 
 
-def run_draft(cli, suite, draft, order, spellings):
+def run_draft(cli, suite, draft, order, spellings, remotes):
     groups = load_groups(suite, draft)
     lines, where = [], []
     for gi, (_, _, group) in enumerate(groups):
@@ -81,7 +84,8 @@ def run_draft(cli, suite, draft, order, spellings):
                 lines.append(schema + "\t" + json.dumps(test["data"], **spelling))
                 where.append((gi, ti))
     proc = subprocess.run(
-        [cli, "--property_order=" + order, "--default_dialect=" + DIALECTS[draft]],
+        [cli, "--property_order=" + order, "--default_dialect=" + DIALECTS[draft],
+         "--remotes=" + remotes],
         input="\n".join(lines) + "\n", capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"{cli} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -116,6 +120,9 @@ def main():
     ap.add_argument("--suite", "--suite-dir", dest="suite",
                     default="/usr/share/json-schema-test-suite",
                     help="the suite's root: DIR/tests/DRAFT/*.json (default: Debian's)")
+    ap.add_argument("--remotes", default=None,
+                    help="the suite's remote documents (default: SUITE/remotes if present; "
+                         "\"\" for none)")
     ap.add_argument("--drafts", default="draft4,draft6,draft7")
     ap.add_argument("--orders", default="schema,any")
     ap.add_argument("--ascii", action="store_true",
@@ -126,6 +133,10 @@ def main():
     args = ap.parse_args()
     if not os.path.isdir(os.path.join(args.suite, "tests")):
         sys.exit(f"no JSON-Schema-Test-Suite at {args.suite} (Debian: json-schema-test-suite)")
+    remotes = args.remotes
+    if remotes is None:
+        remotes = os.path.join(args.suite, "remotes")
+        remotes = remotes if os.path.isdir(remotes) else ""
     floors = {}
     for item in filter(None, args.min_pass.split(",")):
         key, n = item.split("=")
@@ -138,7 +149,7 @@ def main():
         for order in args.orders.split(","):
             groups, outcome, detail, tests_failed = run_draft(
                 args.cli, args.suite, draft, order,
-                SPELLINGS + ([ASCII_SPELLING] if args.ascii else []))
+                SPELLINGS + ([ASCII_SPELLING] if args.ascii else []), remotes)
             count = collections.Counter(outcome)
             codes = collections.Counter(
                 d[0].split("\t")[0][2:] for o, d in zip(outcome, detail) if o == "refused")

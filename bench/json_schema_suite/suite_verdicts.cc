@@ -7,9 +7,14 @@
 //                    was checked against its mask and EOS against CanStop
 //   X                a mask disagreed with AcceptToken or CanStop
 //   E:CODE<TAB>MSG   the compile failed (MSG: the error's first line)
+// --remotes DIR serves DIR's *.json files as CompileOptions::schema_resources
+// under --remotes_uri (the suite's remotes/ as http://localhost:1234/).
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +29,10 @@
 ABSL_FLAG(std::string, property_order, "schema", "schema or any");
 ABSL_FLAG(std::string, default_dialect, "",
           "CompileOptions::default_dialect: the $schema URI for schemas without one");
+ABSL_FLAG(std::string, remotes, "",
+          "a directory whose *.json files are schema resources (CompileOptions::schema_resources)");
+ABSL_FLAG(std::string, remotes_uri, "http://localhost:1234/",
+          "the URI of --remotes: DIR/a/b.json is resource URI + a/b.json");
 ABSL_FLAG(bool, strict, true, "CompileOptions::strict (unknown keywords are errors)");
 
 namespace maskd {
@@ -45,6 +54,21 @@ std::string EngineVerdict(const std::shared_ptr<const CompiledGrammar>& g, const
   return m->CanStop() ? "1" : "0";
 }
 
+// Every *.json under `dir` (recursively) as a resource named `uri` + its
+// path relative to `dir`.
+std::vector<SchemaResource> ResourcesIn(const std::string& dir, const std::string& uri) {
+  std::vector<SchemaResource> out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    out.push_back(
+        {uri + std::filesystem::relative(entry.path(), dir).generic_string(), text.str()});
+  }
+  return out;
+}
+
 int Run() {
   std::vector<std::string> vocab;
   for (int b = 0; b < 256; ++b) vocab.push_back(std::string(1, static_cast<char>(b)));
@@ -52,6 +76,9 @@ int Run() {
   CompileOptions options;
   options.strict = absl::GetFlag(FLAGS_strict);
   options.default_dialect = absl::GetFlag(FLAGS_default_dialect);
+  if (const std::string dir = absl::GetFlag(FLAGS_remotes); !dir.empty()) {
+    options.schema_resources = ResourcesIn(dir, absl::GetFlag(FLAGS_remotes_uri));
+  }
   const std::string order = absl::GetFlag(FLAGS_property_order);
   if (order == "any") {
     options.property_order = PropertyOrder::kAnyOrder;

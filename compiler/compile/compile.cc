@@ -53,6 +53,8 @@ json_schema::ParseOptions SchemaParseOptions(const CompileOptions& options) {
   parse.closed_objects = options.additional_properties_default_false;
   parse.max_depth = static_cast<int>(options.max_recursion_depth);
   parse.default_dialect = options.default_dialect;
+  for (const SchemaResource& r : options.schema_resources)
+    parse.resources.push_back({r.uri, r.text});
   return parse;
 }
 

@@ -52,6 +52,13 @@ enum class UnknownFormats {
 // checks it, under ASan too).
 inline constexpr uint32_t kMaxRecursionDepthLimit = 1000;
 
+// A JSON Schema document that a schema's `$ref`s may name by `uri`
+// (absolute; a fragment is ignored), as retrieving `uri` would give it.
+struct SchemaResource {
+  std::string uri;
+  std::string text;
+};
+
 struct CompileOptions {
   // Bounded by default: as flexible as JSON allows, but a model cannot loop on
   // blanks forever.
@@ -71,6 +78,11 @@ struct CompileOptions {
   // it. Empty: 2020-12, keeping the older drafts' meanings that only narrow
   // the language (parse_schema.h).
   std::string default_dialect;
+  // JSON Schema: documents besides the schema that its `$ref`s may name by
+  // URI (nothing is fetched). The metaschemas of drafts 4, 6, 7, 2019-09 and
+  // 2020-12 are built in; these come first. A `$ref` to any other document is
+  // Unimplemented, naming it.
+  std::vector<SchemaResource> schema_resources;
   // Deepest nesting a spec may have: JSON nesting of a schema document, group
   // nesting of a regex (a regex spec or a schema's patterns). A deeper spec is
   // InvalidArgument naming this limit and the byte or code point offset. The

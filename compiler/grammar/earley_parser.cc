@@ -157,6 +157,150 @@ void EarleyParser::TrackFrame(LexemeRole role, LexemeId key, uint64_t value) {
   }
 }
 
+namespace {
+
+// Container kinds of FrameState::kind.
+constexpr uint8_t kNoContainer = 0;
+constexpr uint8_t kObjectKind = 1;
+constexpr uint8_t kArrayKind = 2;
+constexpr uint8_t kItemArrayKind = 3;  // JsonPart::kOpenItemArray
+
+// 128-bit multiply-fold, as the byte stepper hashes strings.
+uint64_t Mix(uint64_t h, uint64_t x) {
+  const unsigned __int128 m =
+      static_cast<unsigned __int128>(h ^ (x + 0xa0761d6478bd642full)) * 0xe7037ed1a0b428dbull;
+  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+}
+
+// The value of a finished container: objects sum their members (order
+// free), arrays chain their items; the kind is salted in so that {} != [].
+uint64_t ContainerValue(uint8_t kind, uint64_t acc) {
+  return Mix(acc, kind == kObjectKind ? 0x6f626a656374ull : 0x6172726179ull);
+}
+
+}  // namespace
+
+JsonPart EarleyParser::PartOf(const LexemeSet& lexemes) const {
+  JsonPart part = JsonPart::kNone;
+  const LexemeSet& allowed = Allowed();
+  for (size_t w = 0; w < lexemes.words().size(); ++w) {
+    uint64_t bits = lexemes.words()[w] & allowed.words()[w];
+    while (bits != 0) {
+      const LexemeId id =
+          static_cast<LexemeId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+      bits &= bits - 1;
+      const JsonPart p = grammar_->json_part(id);
+      // The item array's `[` wins over a plain one; a number over other
+      // scalars (the byte stepper hashes numbers by value then).
+      if (p == JsonPart::kOpenItemArray) return p;
+      if (part == JsonPart::kNone || p == JsonPart::kNumber) part = p;
+    }
+  }
+  return part;
+}
+
+bool EarleyParser::ChainHas(uint32_t last, uint64_t value) const {
+  for (uint32_t k = last; k != kNone; k = frames_[k].prev_value) {
+    if (frames_[k].value == value) return true;
+  }
+  return false;
+}
+
+bool EarleyParser::RepeatsItem(JsonPart part, uint64_t value) const {
+  const FrameState& f = frames_[Depth()];
+  switch (part) {
+    case JsonPart::kCloseObject:
+    case JsonPart::kCloseArray: {
+      if (f.open == kNone || f.kind == kNoContainer) return false;
+      const FrameState& o = frames_[f.open];
+      return o.parent_kind == kItemArrayKind &&
+             ChainHas(o.parent_last_value, ContainerValue(f.kind, f.acc));
+    }
+    case JsonPart::kScalar:
+    case JsonPart::kNumber:
+      return f.kind == kItemArrayKind && ChainHas(f.last_value, value);
+    default:
+      return false;
+  }
+}
+
+bool EarleyParser::AtItemArray() const {
+  return grammar_->has_item_values() && frames_[Depth()].kind == kItemArrayKind;
+}
+
+bool EarleyParser::CloseRepeatsItem() const {
+  return grammar_->has_item_values() && RepeatsItem(JsonPart::kCloseObject, 0);
+}
+
+void EarleyParser::TrackValue(JsonPart part, uint64_t value) {
+  const FrameState& before = frames_[set_index_ - 1];
+  FrameState& now = frames_[set_index_];
+  now.acc = before.acc;
+  now.member_key = before.member_key;
+  now.kind = before.kind;
+  now.items_open = before.items_open;
+  uint64_t item = 0;
+  bool completes = false;
+  switch (part) {
+    case JsonPart::kOpenObject:
+    case JsonPart::kOpenArray:
+    case JsonPart::kOpenItemArray:
+      now.parent_acc = before.acc;
+      now.parent_member_key = before.member_key;
+      now.parent_kind = before.kind;
+      now.parent_items_open = before.items_open;
+      now.acc = 0;
+      now.member_key = 0;
+      now.kind = part == JsonPart::kOpenObject  ? kObjectKind
+                 : part == JsonPart::kOpenArray ? kArrayKind
+                                                : kItemArrayKind;
+      if (part == JsonPart::kOpenItemArray) ++now.items_open;
+      return;
+    case JsonPart::kCloseObject:
+    case JsonPart::kCloseArray:
+      // TrackFrame ran first: `now` is back in the enclosing frame.
+      if (before.open == kNone || before.kind == kNoContainer) return;
+      item = ContainerValue(before.kind, before.acc);
+      now.acc = frames_[before.open].parent_acc;
+      now.member_key = frames_[before.open].parent_member_key;
+      now.kind = frames_[before.open].parent_kind;
+      now.items_open = frames_[before.open].parent_items_open;
+      completes = true;
+      break;
+    case JsonPart::kKey:
+      now.member_key = value;
+      return;
+    case JsonPart::kScalar:
+    case JsonPart::kNumber:
+      item = Mix(value, part == JsonPart::kNumber ? 0x6e756dull : 0x736361ull);
+      // Numbers and strings hash apart; the item array compares the raw
+      // value (RepeatsItem) as its scalar items are written.
+      completes = true;
+      break;
+    default:
+      return;
+  }
+  if (!completes) return;
+  switch (now.kind) {
+    case kObjectKind:
+      now.acc += Mix(now.member_key, item);
+      break;
+    case kArrayKind:
+      now.acc = Mix(now.acc, item);
+      break;
+    case kItemArrayKind:
+      now.acc = Mix(now.acc, item);
+      // An item of the array of distinct items: its value joins the frame's
+      // chain (containers by their value, scalars by the raw value).
+      now.prev_value = now.last_value;
+      now.last_value = set_index_;
+      now.value = part == JsonPart::kCloseObject || part == JsonPart::kCloseArray ? item : value;
+      break;
+    default:
+      break;
+  }
+}
+
 bool EarleyParser::FrameHasValueAt(uint32_t at, uint64_t value) const {
   for (uint32_t k = frames_[at].last_value; k != kNone; k = frames_[k].prev_value) {
     if (frames_[k].value == value) return true;
@@ -450,10 +594,12 @@ bool EarleyParser::Scan(LexemeId t) {
   if (!Allowed().Contains(t)) return false;
   error_ = absl::OkStatus();
   const Grammar& g = *grammar_;
+  if (g.has_item_values() && RepeatsItem(g.json_part(t), 0)) return false;
   const uint32_t begin = set_start_[set_start_.size() - 2];
   const uint32_t end = set_start_.back();
   BeginSet();
   if (g.has_frames()) TrackFrame(g.lexeme(t).flags.role, t, 0);
+  if (g.has_item_values()) TrackValue(g.json_part(t), 0);
   for (uint32_t k = begin; k < end; ++k) {
     const Item item = items_[k];
     // Scanned items are distinct (distinct sources) and have a lexeme before
@@ -484,9 +630,13 @@ bool EarleyParser::ScanAny(const LexemeSet& lexemes, uint64_t value) {
   const uint32_t end = set_start_.back();
   LexemeId key = 0;
   const LexemeRole role = g.has_frames() ? RoleOf(*scanned, &key) : LexemeRole::kNone;
+  const JsonPart part = g.has_item_values() ? PartOf(*scanned) : JsonPart::kNone;
+  // A repeated item of an array of distinct items: no parse goes on.
+  if (part != JsonPart::kNone && RepeatsItem(part, value)) return false;
   const size_t before = Depth();  // BeginSet may grow allowed_: index, not reference.
   BeginSet();
   if (g.has_frames()) TrackFrame(role, key, value);
+  if (g.has_item_values()) TrackValue(part, value);
   const LexemeSet& allowed = allowed_[before];
   for (uint32_t k = begin; k < end; ++k) {
     const Item item = items_[k];

@@ -75,6 +75,22 @@ class EarleyParser {
   // Whether the innermost frame has scanned a kDistinctValue lexeme with
   // this value.
   bool FrameHasValue(uint64_t value) const;
+  // Grammars with item values (Grammar::has_item_values): whether closing
+  // the innermost container now would complete an item its array of
+  // distinct items (JsonPart::kOpenItemArray) holds already. ScanAny
+  // refuses such a close; the byte stepper refuses its byte.
+  bool CloseRepeatsItem() const;
+  // Whether the innermost frame is an array of distinct items (its scalar
+  // items are written here), and whether it holds scalar value `value`.
+  bool AtItemArray() const;
+  bool ItemArrayHas(uint64_t value) const {
+    return AtItemArray() && RepeatsItem(JsonPart::kScalar, value);
+  }
+  // Whether the parser is inside an array of distinct items (at any depth):
+  // where the values of scanned lexemes matter.
+  bool InItemArray() const {
+    return grammar_->has_item_values() && frames_[Depth()].items_open != 0;
+  }
   // Undoes the last `n` scans; n <= Depth().
   void Pop(size_t n);
   // Number of scans since Reset().
@@ -154,6 +170,15 @@ class EarleyParser {
   void TrackFrame(LexemeRole role, LexemeId key, uint64_t value);
   // The role a ScanAny of `lexemes` plays (a unique key wins), and its key.
   LexemeRole RoleOf(const LexemeSet& lexemes, LexemeId* key) const;
+  // Item values: the JsonPart a ScanAny of `lexemes` plays (an item array's
+  // `[` wins over a plain one), and the value hashes after scanning it with
+  // `value` into the set being built.
+  JsonPart PartOf(const LexemeSet& lexemes) const;
+  void TrackValue(JsonPart part, uint64_t value);
+  // Whether scanning `part` with `value` would complete a repeated item.
+  bool RepeatsItem(JsonPart part, uint64_t value) const;
+  // Whether the value chain from set `last` (FrameState::last_value) holds `value`.
+  bool ChainHas(uint32_t last, uint64_t value) const;
   // Runs prediction and completion to a fixpoint; on success publishes the
   // set. On a limit error, removes the partial set and returns false.
   bool FinishSet();
@@ -211,6 +236,19 @@ class EarleyParser {
     uint32_t prev_value = kNone;
     uint32_t parent_last_value = kNone;
     uint64_t value = 0;
+    // Item values (Grammar::has_item_values): the hash of the innermost
+    // container so far (acc), its kind (ContainerKind), the hash of the key
+    // whose value comes next in an object, and how many arrays of distinct
+    // items enclose this set; per set that opened a container, the
+    // enclosing container's.
+    uint64_t acc = 0;
+    uint64_t member_key = 0;
+    uint64_t parent_acc = 0;
+    uint64_t parent_member_key = 0;
+    uint32_t items_open = 0;
+    uint32_t parent_items_open = 0;
+    uint8_t kind = 0;
+    uint8_t parent_kind = 0;
   };
   // Whether frame state `at` (a set index) has seen `value`.
   bool FrameHasValueAt(uint32_t at, uint64_t value) const;

@@ -11,8 +11,13 @@
 namespace maskd {
 
 LexemeId GrammarBuilder::AddLexeme(std::string_view name, RegexExprId regex, LexemeFlags flags) {
-  LexemeKey key{
-      regex, flags.lazy, flags.literal, flags.role, flags.distinct_number, flags.distinct_integer};
+  LexemeKey key{regex,
+                flags.lazy,
+                flags.literal,
+                flags.role,
+                flags.distinct_number,
+                flags.distinct_integer,
+                flags.json};
   auto [it, inserted] = lexeme_by_key_.try_emplace(key, static_cast<LexemeId>(lexemes_.size()));
   if (inserted) lexemes_.push_back(LexemeInfo{std::string(name), regex, flags, nullptr});
   return it->second;
@@ -215,6 +220,7 @@ absl::StatusOr<std::shared_ptr<const Grammar>> GrammarBuilder::Build() const {
       if (l.flags.role == LexemeRole::kDistinctValue && l.flags.distinct_number) {
         grammar->has_distinct_numbers_ = true;
       }
+      if (l.flags.json == JsonPart::kOpenItemArray) grammar->has_item_values_ = true;
       if (l.flags.role != LexemeRole::kUniqueKey) continue;
       if (grammar->unique_key_group_.empty())
         grammar->unique_key_group_.assign(grammar->lexemes_.size(), ~0u);

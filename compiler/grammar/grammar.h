@@ -45,6 +45,27 @@ using RuleId = uint32_t;
 // be proper prefixes of another lexeme allowed in the same place.
 enum class LexemeRole : uint8_t { kNone, kOpenObject, kCloseObject, kUniqueKey, kDistinctValue };
 
+// What a lexeme is to the parser's item values (Grammar::has_item_values):
+// arrays with uniqueItems over objects and arrays, whose items span many
+// lexemes. The parser hashes each container as it is written (EarleyParser::
+// TrackValue): objects by an order-free sum over (key, value) members,
+// arrays in order; a kOpenItemArray `[` opens an array whose items must be
+// distinct. kKey: a member key (`"k":`, `,"k":`), its value the hash of its
+// quoted string; kScalar: a string, number or literal value, its value the
+// hash of its canonical token (strings have one spelling, json_string.h;
+// numbers compare by NumberCanon); kNumber marks number scalars.
+enum class JsonPart : uint8_t {
+  kNone,
+  kOpenObject,
+  kCloseObject,
+  kOpenArray,
+  kOpenItemArray,
+  kCloseArray,
+  kKey,
+  kScalar,
+  kNumber,
+};
+
 struct LexemeFlags {
   // End the lexeme at its first match instead of the longest one (e.g. a
   // string body that stops at the first closing quote even though the regex
@@ -65,6 +86,8 @@ struct LexemeFlags {
   // `.` after two or more digits (only `.0+` may follow; one digit may still
   // take an exponent spelling, `1.5e+16`, numeric_regex.h).
   bool distinct_integer = false;
+  // Grammars with item values only (JsonPart); kNone elsewhere.
+  JsonPart json = JsonPart::kNone;
 
   friend bool operator==(const LexemeFlags&, const LexemeFlags&) = default;
 };
@@ -187,11 +210,12 @@ class GrammarBuilder {
     LexemeRole role;
     bool distinct_number;
     bool distinct_integer;
+    JsonPart json;
     friend bool operator==(const LexemeKey&, const LexemeKey&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const LexemeKey& k) {
       return H::combine(std::move(h), k.regex, k.lazy, k.literal, static_cast<uint8_t>(k.role),
-                        k.distinct_number, k.distinct_integer);
+                        k.distinct_number, k.distinct_integer, static_cast<uint8_t>(k.json));
     }
   };
   absl::flat_hash_map<LexemeKey, LexemeId> lexeme_by_key_;
@@ -228,7 +252,7 @@ class Grammar {
   // Some lexeme has LexemeRole::kDistinctValue.
   bool has_distinct_values() const { return has_distinct_values_; }
   // The parser tracks frames (unique keys or distinct values).
-  bool has_frames() const { return has_unique_keys() || has_distinct_values_; }
+  bool has_frames() const { return has_unique_keys() || has_distinct_values_ || has_item_values_; }
   bool is_distinct_value(LexemeId id) const {
     return lexemes_[id].flags.role == LexemeRole::kDistinctValue;
   }
@@ -241,6 +265,10 @@ class Grammar {
   }
   // Some lexeme is a distinct number.
   bool has_distinct_numbers() const { return has_distinct_numbers_; }
+  // Some lexeme opens an array of distinct objects/arrays (JsonPart::
+  // kOpenItemArray): the parser hashes values (EarleyParser::TrackValue).
+  bool has_item_values() const { return has_item_values_; }
+  JsonPart json_part(LexemeId id) const { return lexemes_[id].flags.json; }
   // kUniqueKey lexemes with the same name are one key (a key with and
   // without the comma before it): its group number, dense from 0.
   uint32_t unique_key_group(LexemeId id) const { return unique_key_group_[id]; }
@@ -321,6 +349,7 @@ class Grammar {
   std::vector<LexemeId> unique_key_lexemes_;
   bool has_distinct_values_ = false;
   bool has_distinct_numbers_ = false;
+  bool has_item_values_ = false;
 
   std::vector<NonterminalId> rule_lhs_;
   std::vector<Symbol> rhs_symbols_;       // All bodies, concatenated.

@@ -60,7 +60,12 @@ class Lowering {
         pool_(*ir_.pool),
         builder_(ir_.builder),
         first_nonterminal_(builder_.num_nonterminals()) {
-    for (const SchemaNode& n : schema_.nodes) array_frames_ = array_frames_ || n.unique_items;
+    for (const SchemaNode& n : schema_.nodes) {
+      array_frames_ = array_frames_ || n.unique_items;
+      item_values_ = item_values_ || (n.unique_items && (!n.max_items || *n.max_items > 1) &&
+                                      n.prefix_items.empty() && OpenContainers(n.items) &&
+                                      n.some_items.empty() && n.contains == kNoNode);
+    }
     const ExprId ws_byte = pool_.Or(
         std::vector<ExprId>{pool_.Byte(' '), pool_.Byte('\t'), pool_.Byte('\n'), pool_.Byte('\r')});
     switch (options_.whitespace) {
@@ -159,7 +164,7 @@ class Lowering {
   // when no byte string matches it.
   absl::StatusOr<Symbol> Token(ExprId token, std::string_view name, bool literal = false,
                                LexemeRole role = LexemeRole::kNone, bool distinct_number = false,
-                               bool distinct_integer = false) {
+                               bool distinct_integer = false, JsonPart json = JsonPart::kNone) {
     const ExprId regex = pool_.Concat(token, ws_);
     absl::StatusOr<bool> empty = pool_.IsEmpty(regex, /*budget=*/20000, options_.deadline);
     if (!empty.ok()) {
@@ -174,6 +179,9 @@ class Lowering {
     flags.role = role;
     flags.distinct_number = distinct_number;
     flags.distinct_integer = distinct_integer;
+    // What the lexeme is to the parser's item values (UniqueValueArray);
+    // other grammars keep their lexemes as they were.
+    if (item_values_) flags.json = json;
     return Symbol::Lexeme(builder_.AddLexeme(name, regex, flags));
   }
   Symbol Literal(std::string_view text) {
@@ -185,13 +193,29 @@ class Lowering {
     // that an item value is unique per array (UniqueScalarArray).
     if (array_frames_ && text == "[") role = LexemeRole::kOpenObject;
     if (array_frames_ && text == "]") role = LexemeRole::kCloseObject;
+    // uniqueItems over objects/arrays: every container is a frame, whose
+    // value the parser hashes (UniqueValueArray).
+    JsonPart json = JsonPart::kScalar;  // true, false, null, a quoted const string
+    if (text == ",") json = JsonPart::kNone;
+    if (text == "{") json = JsonPart::kOpenObject;
+    if (text == "}") json = JsonPart::kCloseObject;
+    if (text == "[") json = JsonPart::kOpenArray;
+    if (text == "]") json = JsonPart::kCloseArray;
+    if (item_values_ && text == "{") role = LexemeRole::kOpenObject;
+    if (item_values_ && text == "}") role = LexemeRole::kCloseObject;
     // Literals are never empty: Token cannot fail on them.
-    return *Token(pool_.Literal(text), text, /*literal=*/true, role);
+    return *Token(pool_.Literal(text), text, /*literal=*/true, role, false, false, json);
   }
-  absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name) {
+  // The `[` of an array of distinct objects/arrays (UniqueValueArray).
+  Symbol ItemArrayOpen() {
+    return *Token(pool_.Literal("["), "[ (distinct items)", /*literal=*/true,
+                  LexemeRole::kOpenObject, false, false, JsonPart::kOpenItemArray);
+  }
+  absl::StatusOr<Symbol> Pattern(const std::string& pattern, std::string_view name,
+                                 JsonPart json = JsonPart::kNone) {
     absl::StatusOr<ExprId> re = ParseRegex(pattern, regex::MatchMode::kFullMatch);
     if (!re.ok()) return re.status();
-    return Token(*re, name);
+    return Token(*re, name, false, LexemeRole::kNone, false, false, json);
   }
   void Rule(NonterminalId lhs, std::vector<Symbol> rhs) { builder_.AddRule(lhs, std::move(rhs)); }
 
@@ -273,7 +297,8 @@ class Lowering {
     if (node.types & kStringType) {
       absl::StatusOr<ExprId> decoded = StringLanguage(node);
       if (!decoded.ok()) return decoded.status();
-      absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "string" + node.pointer);
+      absl::StatusOr<Symbol> string = Token(QuotedString(*decoded), "string" + node.pointer, false,
+                                            LexemeRole::kNone, false, false, JsonPart::kScalar);
       if (!string.ok()) return string.status();
       Rule(nt, {*string});
     }
@@ -300,7 +325,7 @@ class Lowering {
         NumericBound bound{v.number(), false};
         absl::StatusOr<std::string> re = NumberRangeRegex(bound, bound);
         if (!re.ok()) return re.status();
-        absl::StatusOr<Symbol> s = Pattern(*re, v.number().ToString());
+        absl::StatusOr<Symbol> s = Pattern(*re, v.number().ToString(), JsonPart::kNumber);
         if (!s.ok()) return s.status();
         return std::vector<Symbol>{*s};
       }
@@ -475,9 +500,10 @@ class Lowering {
     if (distinct) {
       return Token(*numbers, "distinct number" + node.pointer, /*literal=*/false,
                    LexemeRole::kDistinctValue, /*distinct_number=*/true,
-                   /*distinct_integer=*/integers_only);
+                   /*distinct_integer=*/integers_only, JsonPart::kNumber);
     }
-    return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer);
+    return Token(*numbers, (integers_only ? "integer" : "number") + node.pointer, false,
+                 LexemeRole::kNone, false, false, JsonPart::kNumber);
   }
 
   // The number spellings of the multiples of d (`multiples`) or of the
@@ -792,12 +818,15 @@ class Lowering {
     }
     std::optional<std::vector<JsonValue>> domain = FiniteScalarDomain(schema_, node.items);
     if (!domain && OpenScalars(node.items)) return UniqueOpenScalarArray(node, nt);
+    if (!domain && OpenContainers(node.items)) return UniqueValueArray(node, nt);
     if (!domain) {
       return Unsupported(
           "uniqueItems over items that are neither a finite set of scalars (enum/const of "
-          "strings, numbers, booleans, null) nor strings without maxLength, pattern or format "
-          "and numbers without minimum, maximum or multipleOf (objects, arrays, "
-          "mixed types with booleans or null)",
+          "strings, numbers, booleans, null), nor strings without maxLength, pattern or format "
+          "and numbers without minimum, maximum or multipleOf, nor objects that admit any "
+          "other member (no additionalProperties, patternProperties, propertyNames or "
+          "maxProperties) and arrays without maxItems of any items or such strings and numbers "
+          "(closed objects, combinators, untyped items, mixed types with booleans or null)",
           node);
     }
     // The domain comes from the item node's enum or types; its values must
@@ -868,7 +897,7 @@ class Lowering {
       if (!decoded.ok()) return decoded.status();
       absl::StatusOr<Symbol> string =
           Token(QuotedString(*decoded), "distinct string" + items.pointer,
-                /*literal=*/false, LexemeRole::kDistinctValue);
+                /*literal=*/false, LexemeRole::kDistinctValue, false, false, JsonPart::kScalar);
       if (!string.ok()) return string.status();
       Rule(item, {*string});
     }
@@ -879,6 +908,82 @@ class Lowering {
     }
     return ArrayOf(
         node, nt, [&](uint64_t) { return item; }, node.max_items);
+  }
+
+  // Items every proper prefix of which extends to infinitely many values,
+  // beside OpenScalars: any value (`{}`, `true`), objects that admit any
+  // other member with any value (a fresh key makes the item new, whatever
+  // was written), arrays without maxItems whose items are anything or open
+  // scalars (one more item makes it new), open strings and numbers (not
+  // integers alone: their value settles at a leading 0 or `12.`), and
+  // booleans and null (settled by their first byte). Their value is settled
+  // only by a closing bracket, a string's closing quote, where a number
+  // settles (ByteStepper::AdvanceItemScalar) or a literal's first byte, so
+  // refusing those bytes when they complete a repeat keeps every mask exact
+  // (the same argument as OpenScalars).
+  bool OpenContainers(NodeId id) const {
+    if (id == kTrueNode) return true;
+    if (id == kFalseNode || id == kNoNode) return false;
+    const SchemaNode& n = schema_.node(id);
+    if (n.types == 0 || OpenScalars(id)) return false;
+    // anyOf/oneOf alone (DefineValue lowers them as the union of their
+    // branches): open when every branch is.
+    const std::vector<NodeId>& branches = n.any_of.empty() ? n.one_of : n.any_of;
+    if (!branches.empty() && (n.any_of.empty() || n.one_of.empty()) &&
+        (n.one_of.empty() || n.one_of_disjoint) && !n.HasOwnConstraints() && n.all_of.empty() &&
+        n.not_schema == kNoNode && n.if_schema == kNoNode && n.unsupported.empty()) {
+      for (NodeId b : branches) {
+        const bool integers = b != kTrueNode && b != kFalseNode &&
+                              (schema_.node(b).types & kNumberTypes) == kIntegerType;
+        if (!OpenContainers(b) && !(OpenScalars(b) && !integers)) return false;
+      }
+      return true;
+    }
+    if (n.enum_values || !n.unsupported.empty() || !n.unsatisfiable.empty() ||
+        !n.excluded_values.empty() || !n.all_of.empty() || !n.any_of.empty() || !n.one_of.empty() ||
+        n.not_schema != kNoNode || n.if_schema != kNoNode) {
+      return false;
+    }
+    if ((n.types & kObjectType) &&
+        (n.additional_properties != kTrueNode || !n.pattern_properties.empty() ||
+         !n.pattern_conjunctions.empty() || n.property_names != kTrueNode || n.max_properties ||
+         !n.some_members.empty() || !n.some_member_values.empty())) {
+      return false;
+    }
+    if ((n.types & kArrayType) &&
+        (n.max_items || !n.prefix_items.empty() || n.unique_items || n.contains != kNoNode ||
+         !n.some_items.empty() || !n.some_item_values.empty() ||
+         (n.items != kTrueNode && !OpenScalars(n.items)))) {
+      return false;
+    }
+    if ((n.types & kStringType) &&
+        (n.max_length || !n.patterns.empty() || !n.not_patterns.empty() || n.format)) {
+      return false;
+    }
+    // Integers alone settle early, fractions alone are not OpenScalars either.
+    if ((n.types & kNumberTypes) == kIntegerType || (n.types & kNumberTypes) == kFractionType) {
+      return false;
+    }
+    if ((n.types & kNumberTypes) != 0 &&
+        (n.minimum || n.maximum || !n.multiple_of.empty() || !n.not_multiple_of.empty())) {
+      return false;
+    }
+    return true;
+  }
+
+  // uniqueItems over OpenContainers: `[` is the item array's own lexeme
+  // (JsonPart::kOpenItemArray), every container is a parser frame whose
+  // value the parser hashes as it is written (EarleyParser::TrackValue:
+  // objects order-free over (key, value) members, numbers by value, strings
+  // by their one spelling), and the closing bracket that completes an item
+  // the array holds already is refused (ByteStepper::Advance). A 64-bit
+  // hash collision refuses an item that is not a repeat; a repeat is never
+  // admitted. Objects with a key written twice hash both members (JSON
+  // parsers keep the last one): such output is outside what a writer emits.
+  absl::Status UniqueValueArray(const SchemaNode& node, NonterminalId nt) {
+    const NonterminalId item = Value(node.items);
+    return ArrayOf(
+        node, nt, [&](uint64_t) { return item; }, node.max_items, ItemArrayOpen());
   }
 
   // Scalar `v` in every spelling of its value, as a unique-key lexeme named
@@ -908,14 +1013,16 @@ class Lowering {
         return absl::InternalError("UniqueScalar on a non-scalar value");
     }
     return Token(token, "item " + v.CanonicalKey(), v.kind() != JsonValue::Kind::kNumber,
-                 LexemeRole::kUniqueKey);
+                 LexemeRole::kUniqueKey, false, false,
+                 v.kind() == JsonValue::Kind::kNumber ? JsonPart::kNumber : JsonPart::kScalar);
   }
 
   // `[` items `]` with item i from item_nt(i), min_items of them at least,
   // max of them at most (nullopt: no bound).
   template <typename ItemNt>
   absl::Status ArrayOf(const SchemaNode& node, NonterminalId nt, ItemNt&& item_nt,
-                       std::optional<uint64_t> max_items) {
+                       std::optional<uint64_t> max_items, std::optional<Symbol> open = {}) {
+    const Symbol bracket = open ? *open : Literal("[");
     const uint64_t p = node.prefix_items.size();
     const uint64_t m = node.min_items;
     const uint64_t k = std::max<uint64_t>(p, m);
@@ -937,9 +1044,9 @@ class Lowering {
         Rule(after[i], {Literal(","), item(i), Symbol::Nonterminal(next)});
       }
     }
-    if (m == 0) Rule(nt, {Literal("["), Literal("]")});
+    if (m == 0) Rule(nt, {bracket, Literal("]")});
     if (!max_items || *max_items >= 1) {
-      Rule(nt, {Literal("["), item(0), Symbol::Nonterminal(after[1])});
+      Rule(nt, {bracket, item(0), Symbol::Nonterminal(after[1])});
     }
     return absl::OkStatus();
   }
@@ -1415,7 +1522,7 @@ class Lowering {
   absl::StatusOr<Symbol> KeyToken(ExprId quoted_key, std::string_view name,
                                   LexemeRole role = LexemeRole::kNone) {
     return Token(pool_.Concat(std::vector<ExprId>{quoted_key, ws_, pool_.Byte(':')}), name,
-                 /*literal=*/false, role);
+                 /*literal=*/false, role, false, false, JsonPart::kKey);
   }
 
   const Schema& schema_;
@@ -1437,6 +1544,9 @@ class Lowering {
   const size_t first_nonterminal_;
   // Some array has uniqueItems: `[` and `]` carry frame roles (Literal).
   bool array_frames_ = false;
+  // Some array has uniqueItems over OpenContainers: lexemes carry their
+  // JsonPart and `{`, `}` frame roles too (UniqueValueArray).
+  bool item_values_ = false;
   ExprId ws_ = ExprSet::kEpsilon;
   ExprId leading_ws_ = ExprSet::kNothing;
   NonterminalId nothing_ = 0;

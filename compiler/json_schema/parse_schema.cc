@@ -4,6 +4,8 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
+#include "compiler/json_schema/exact_numbers.h"
+#include "compiler/json_schema/metaschemas.h"
 #include "compiler/json_schema/normalize.h"
 #include "compiler/json_schema/unevaluated.h"
 #include "compiler/json_schema/uri.h"
@@ -175,8 +179,11 @@ Draft DraftOf(std::string_view uri) {
   return Draft::kDraft2020_12;
 }
 
-absl::StatusOr<Decimal> ToDecimal(element e) {
+absl::StatusOr<Decimal> ToDecimal(element e, const ExactNumbers& exact) {
   switch (e.type()) {
+    case element_type::STRING:
+      if (std::optional<Decimal> d = exact.Lookup(std::string_view(e))) return *d;
+      return absl::InvalidArgumentError("not a number");
     case element_type::INT64:
       return Decimal::FromInt64(int64_t(e));
     case element_type::UINT64:
@@ -188,7 +195,7 @@ absl::StatusOr<Decimal> ToDecimal(element e) {
   }
 }
 
-absl::StatusOr<JsonValue> ToJsonValue(element e) {
+absl::StatusOr<JsonValue> ToJsonValue(element e, const ExactNumbers& exact) {
   switch (e.type()) {
     case element_type::NULL_VALUE:
       return JsonValue();
@@ -197,16 +204,19 @@ absl::StatusOr<JsonValue> ToJsonValue(element e) {
     case element_type::INT64:
     case element_type::UINT64:
     case element_type::DOUBLE: {
-      absl::StatusOr<Decimal> d = ToDecimal(e);
+      absl::StatusOr<Decimal> d = ToDecimal(e, exact);
       if (!d.ok()) return d.status();
       return JsonValue::Number(*d);
     }
     case element_type::STRING:
+      if (std::optional<Decimal> d = exact.Lookup(std::string_view(e))) {
+        return JsonValue::Number(*d);
+      }
       return JsonValue::String(std::string(std::string_view(e)));
     case element_type::ARRAY: {
       std::vector<JsonValue> items;
       for (element item : simdjson::dom::array(e)) {
-        absl::StatusOr<JsonValue> v = ToJsonValue(item);
+        absl::StatusOr<JsonValue> v = ToJsonValue(item, exact);
         if (!v.ok()) return v.status();
         items.push_back(*std::move(v));
       }
@@ -215,7 +225,7 @@ absl::StatusOr<JsonValue> ToJsonValue(element e) {
     case element_type::OBJECT: {
       std::vector<std::pair<std::string, JsonValue>> members;
       for (auto field : simdjson::dom::object(e)) {
-        absl::StatusOr<JsonValue> v = ToJsonValue(field.value);
+        absl::StatusOr<JsonValue> v = ToJsonValue(field.value, exact);
         if (!v.ok()) return v.status();
         members.emplace_back(std::string(field.key), *std::move(v));
       }
@@ -223,6 +233,18 @@ absl::StatusOr<JsonValue> ToJsonValue(element e) {
     }
   }
   return absl::InternalError("unknown JSON element type");
+}
+
+// Pointers into other documents than the schema are "URI#POINTER"; JSON
+// pointers into the schema itself are empty or start with '/'.
+bool IsInOtherDocument(std::string_view pointer) { return !pointer.empty() && pointer[0] != '/'; }
+// "URI#" for a pointer into another document, "" for one into the schema.
+std::string DocumentPrefix(std::string_view pointer) {
+  if (!IsInOtherDocument(pointer)) return "";
+  return std::string(pointer.substr(0, pointer.find('#') + 1));
+}
+bool IsDocumentRoot(std::string_view pointer) {
+  return IsInOtherDocument(pointer) && pointer.find('#') == pointer.size() - 1;
 }
 
 class Parser {
@@ -256,6 +278,14 @@ class Parser {
                                                              const std::string& base,
                                                              const std::string& at,
                                                              std::string_view keyword);
+  // Another document named by `uri` (no fragment), from the caller's
+  // resources or the built-in metaschemas: parsed and indexed under the
+  // pointer prefix "URI#". False when no such document is known.
+  absl::StatusOr<bool> LoadDocument(const std::string& uri, const std::string& at,
+                                    std::string_view keyword);
+  // The element at `pointer`: a JSON pointer into the schema, or "URI#POINTER"
+  // into a loaded document.
+  bool Locate(const std::string& pointer, element* out) const;
   absl::StatusOr<NodeId> NodeForDynamicRef(std::string_view ref, const std::string& base,
                                            const std::string& at);
   absl::StatusOr<NodeId> NodeForRecursiveRef(std::string_view ref, const std::string& base,
@@ -295,8 +325,17 @@ class Parser {
   }
 
   const ParseOptions& options_;
+  // Literals of every document the DOM would not hold exactly.
+  ExactNumbers numbers_;
   simdjson::dom::parser parser_;
   element root_;
+  // Loaded documents by pointer prefix ("URI#"), each with its own parser
+  // (a simdjson parser holds one document).
+  struct Document {
+    std::unique_ptr<simdjson::dom::parser> parser;
+    element root;
+  };
+  absl::flat_hash_map<std::string, Document> documents_;
   Schema schema_;
   bool draft_declared_ = false;  // The root has a `$schema`.
   std::deque<Pending> pending_;
@@ -311,6 +350,10 @@ class Parser {
   // Names several resources declare as $dynamicAnchor and the root does not.
   absl::flat_hash_set<std::string> tracked_;
   DynamicScope scope_;  // Of the node being filled.
+  // Strict mode's unknown keywords (where their value is, the error), in the
+  // order met: UnknownKeywordError() decides which stand.
+  std::vector<std::pair<std::string, absl::Status>> unknown_keywords_;
+  absl::Status UnknownKeywordError() const;
   // Static resolutions that relied on one resource declaring an anchor: the
   // name ("" for $recursiveAnchor) and where, re-checked once every place a
   // $ref reached has been indexed.
@@ -348,7 +391,7 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
   const bool id_counts =
       has_id && !(schema_.draft <= Draft::kDraft7 && obj["$ref"].error() == simdjson::SUCCESS);
   std::string base_no_fragment, unused;
-  bool starts_resource = pointer.empty();
+  bool starts_resource = pointer.empty() || IsDocumentRoot(pointer);
   if (id_counts) {
     std::string resolved = ResolveUri(base, id);
     std::string fragment;
@@ -485,6 +528,11 @@ absl::StatusOr<std::pair<element, std::string>> Parser::ResolveRef(std::string_v
   };
   auto resource = resource_pointer_.find(uri);
   if (resource == resource_pointer_.end()) {
+    absl::StatusOr<bool> loaded = LoadDocument(uri, at, keyword);
+    if (!loaded.ok()) return loaded.status();
+    if (*loaded) resource = resource_pointer_.find(uri);
+  }
+  if (resource == resource_pointer_.end()) {
     return WithJsonPointer(absl::UnimplementedError(absl::StrCat(
                                "remote ", AsString(keyword), " \"", AsString(ref), "\" (", uri,
                                ") is not supported at ", Child(at, keyword))),
@@ -494,23 +542,76 @@ absl::StatusOr<std::pair<element, std::string>> Parser::ResolveRef(std::string_v
   if (fragment.empty() || fragment[0] == '/') {
     pointer = resource->second + fragment;
     element target;
-    if (root_.at_pointer(pointer).get(target) != simdjson::SUCCESS) {
+    if (!Locate(pointer, &target)) {
       // Common authoring mistake: a pointer meant from the document root
       // inside a sub-resource with its own $id.
-      if (root_.at_pointer(fragment).get(target) != simdjson::SUCCESS) {
-        return unresolvable("no such location");
-      }
-      pointer = fragment;
+      pointer = DocumentPrefix(resource->second) + fragment;
+      if (!Locate(pointer, &target)) return unresolvable("no such location");
     }
     return std::make_pair(target, pointer);
   }
   auto anchor = anchor_pointer_.find(absl::StrCat(uri, "#", fragment));
   if (anchor == anchor_pointer_.end()) return unresolvable("no such anchor");
   element target;
-  if (root_.at_pointer(anchor->second).get(target) != simdjson::SUCCESS) {
+  if (!Locate(anchor->second, &target)) {
     return unresolvable("anchor location vanished");
   }
   return std::make_pair(target, anchor->second);
+}
+
+bool Parser::Locate(const std::string& pointer, element* out) const {
+  if (!IsInOtherDocument(pointer)) return root_.at_pointer(pointer).get(*out) == simdjson::SUCCESS;
+  const size_t hash = pointer.find('#');
+  auto document = documents_.find(pointer.substr(0, hash + 1));
+  if (document == documents_.end()) return false;
+  return document->second.root.at_pointer(std::string_view(pointer).substr(hash + 1)).get(*out) ==
+         simdjson::SUCCESS;
+}
+
+absl::StatusOr<bool> Parser::LoadDocument(const std::string& uri, const std::string& at,
+                                          std::string_view keyword) {
+  std::optional<std::string_view> text;
+  for (const SchemaResource& r : options_.resources) {
+    std::string resource_uri, unused;
+    SplitFragment(ResolveUri(kDefaultBaseUri, r.uri), &resource_uri, &unused);
+    if (resource_uri == uri) {
+      text = r.text;
+      break;
+    }
+  }
+  if (!text) text = BuiltinMetaschema(uri);
+  if (!text) return false;
+  const std::string here = Child(at, keyword);
+  const std::string prefix = uri + "#";
+  auto refuse = [&](absl::Status status) { return WithJsonPointer(std::move(status), here); };
+  if (int64_t too_deep = JsonDepthViolation(*text, options_.max_depth); too_deep >= 0) {
+    return refuse(absl::InvalidArgumentError(
+        absl::StrCat("document ", uri, " nests deeper than ", options_.max_depth,
+                     " (max_recursion_depth) at byte ", too_deep, "; referred to at ", here)));
+  }
+  Document document;
+  document.parser = std::make_unique<simdjson::dom::parser>();
+  simdjson::padded_string padded(numbers_.Protect(*text));
+  if (auto error = document.parser->parse(padded).get(document.root); error) {
+    return refuse(absl::InvalidArgumentError(
+        absl::StrCat("document ", uri, " is not valid JSON: ", simdjson::error_message(error),
+                     "; referred to at ", here)));
+  }
+  // One draft per compile: a document declaring another one would need its
+  // own rules for its part of the language.
+  std::string_view declared;
+  if (document.root.type() == element_type::OBJECT &&
+      document.root["$schema"].get(declared) == simdjson::SUCCESS &&
+      DraftOf(declared) != schema_.draft) {
+    return refuse(absl::UnimplementedError(absl::StrCat(
+        "remote ", AsString(keyword), " to ", uri, ", which declares \"$schema\": \"",
+        AsString(declared), "\" (another draft than the referring schema's) at ", here)));
+  }
+  const element root = document.root;
+  documents_.emplace(prefix, std::move(document));
+  resource_pointer_[uri] = prefix;
+  if (absl::Status s = Index(root, prefix, uri); !s.ok()) return s;
+  return true;
 }
 
 absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element schema,
@@ -723,6 +824,24 @@ absl::Status Parser::RecheckDynamicDecisions() const {
   return absl::OkStatus();
 }
 
+// The first unknown keyword (strict mode) that no parsed schema lies in:
+// one whose value a $ref reaches into, such as {"tilda~field": {...},
+// "properties": {"t": {"$ref": "#/tilda~0field"}}}, only holds schemas,
+// which is what validators, ignoring the keyword, make of it too.
+absl::Status Parser::UnknownKeywordError() const {
+  for (const auto& [where, error] : unknown_keywords_) {
+    const bool reached = std::any_of(
+        node_by_pointer_.begin(), node_by_pointer_.end(), [&where = where](const auto& node) {
+          const std::string& key = node.first;  // pointer[\nscope]
+          return absl::StartsWith(key, where) &&
+                 (key.size() == where.size() || key[where.size()] == '/' ||
+                  key[where.size()] == '\n');
+        });
+    if (!reached) return error;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> Parser::Count(element v, const std::string& ptr, std::string_view key) {
   switch (v.type()) {
     case element_type::INT64:
@@ -737,6 +856,13 @@ absl::StatusOr<uint64_t> Parser::Count(element v, const std::string& ptr, std::s
       }
       break;
     }
+    case element_type::STRING:
+      // Only integers from 2^64 on, or past a double's range, are held here.
+      if (std::optional<Decimal> d = numbers_.Lookup(std::string_view(v));
+          d && d->is_integer() && !d->negative()) {
+        return UINT64_MAX;  // Huge: unbounded.
+      }
+      break;
     default:
       break;
   }
@@ -896,9 +1022,14 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
   if (table_entry == KeywordTable().end() || !KnownInDraft(key, schema_.draft, draft_declared_)) {
     if (key == "id" && schema_.draft == Draft::kDraft4) return absl::OkStatus();
     if (options_.strict_keywords) {
-      return WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
-                                 "unknown keyword \"", AsString(key), "\" at ", At(ptr))),
-                             At(ptr));
+      // Decided once every $ref is resolved: an unknown keyword a $ref
+      // reaches into is a container of schemas, not a typo.
+      unknown_keywords_.push_back(
+          {Child(ptr, key),
+           WithJsonPointer(absl::InvalidArgumentError(absl::StrCat(
+                               "unknown keyword \"", AsString(key), "\" at ", At(ptr))),
+                           At(ptr))});
+      return absl::OkStatus();
     }
     Ignore(key, ptr);
     return absl::OkStatus();
@@ -927,7 +1058,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     return absl::OkStatus();
   };
   auto number = [&](std::optional<Decimal>* out) -> absl::Status {
-    absl::StatusOr<Decimal> d = ToDecimal(v);
+    absl::StatusOr<Decimal> d = ToDecimal(v, numbers_);
     if (!d.ok()) return Malformed(ptr, key, "must be a number");
     *out = *d;
     return absl::OkStatus();
@@ -975,7 +1106,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     std::vector<JsonValue> values;
     absl::flat_hash_set<std::string> seen;
     for (element item : simdjson::dom::array(v)) {
-      absl::StatusOr<JsonValue> value = ToJsonValue(item);
+      absl::StatusOr<JsonValue> value = ToJsonValue(item, numbers_);
       if (!value.ok()) return Malformed(ptr, key, AsString(value.status().message()));
       if (seen.insert(value->CanonicalKey()).second) values.push_back(*std::move(value));
     }
@@ -983,7 +1114,7 @@ absl::Status Parser::Keyword(std::string_view key, element v, const std::string&
     return absl::OkStatus();
   }
   if (key == "const") {
-    absl::StatusOr<JsonValue> value = ToJsonValue(v);
+    absl::StatusOr<JsonValue> value = ToJsonValue(v, numbers_);
     if (!value.ok()) return Malformed(ptr, key, AsString(value.status().message()));
     bounds_.const_value = *std::move(value);
     return absl::OkStatus();
@@ -1160,7 +1291,7 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
         absl::StrCat("schema nesting deeper than ", options_.max_depth,
                      " (max_recursion_depth) at byte ", too_deep, " (under /)"));
   }
-  simdjson::padded_string padded(text);
+  simdjson::padded_string padded(numbers_.Protect(text));
   if (auto error = parser_.parse(padded).get(root_); error) {
     return WithJsonPointer(
         absl::InvalidArgumentError(
@@ -1201,6 +1332,7 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
     if (absl::Status s = Fill(p); !s.ok()) return s;
   }
   if (absl::Status s = RecheckDynamicDecisions(); !s.ok()) return s;
+  if (absl::Status s = UnknownKeywordError(); !s.ok()) return s;
   if (absl::Status s = NormalizeSchema(&schema_, options_.max_nodes, options_.rewrite_combinators);
       !s.ok())
     return s;
@@ -1211,13 +1343,14 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
 
 absl::StatusOr<JsonValue> ParseJsonValue(std::string_view text) {
   simdjson::dom::parser parser;
-  simdjson::padded_string padded(text);
+  ExactNumbers numbers;
+  simdjson::padded_string padded(numbers.Protect(text));
   element root;
   if (auto error = parser.parse(padded).get(root); error) {
     return absl::InvalidArgumentError(
         absl::StrCat("not valid JSON: ", simdjson::error_message(error)));
   }
-  return ToJsonValue(root);
+  return ToJsonValue(root, numbers);
 }
 
 absl::StatusOr<Schema> ParseSchema(std::string_view text, const ParseOptions& options) {

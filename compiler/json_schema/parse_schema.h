@@ -31,18 +31,32 @@
 // Only schemas reachable from the root are parsed (an unused definition with
 // an unknown keyword does not fail the schema). `$ref` may point anywhere in
 // the document (JSON pointer, percent-encoded or not, `$id`-based URIs,
-// `$anchor`s and draft-6/7 "#name" ids); references to other documents are
-// refused.
+// `$anchor`s and draft-6/7 "#name" ids). A reference to another document
+// resolves when that document is known: one of ParseOptions::resources (the
+// caller's), else a built-in metaschema (metaschemas.h); it is read under the
+// referring schema's draft (one declaring another `$schema` is refused by
+// name), and only the parts reached are parsed. Any other document is
+// refused by name (Unimplemented, "remote $ref"): nothing is fetched.
+// Schema parts of another document are named by absolute URI and pointer,
+// "http://localhost:1234/tree.json#/definitions/node", in nodes and errors.
 #ifndef MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_
 #define MASKD_COMPILER_JSON_SCHEMA_PARSE_SCHEMA_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/json_schema/schema.h"
 
 namespace maskd::json_schema {
+
+// A schema document that `$ref`s may name by `uri` (absolute; a fragment is
+// ignored): it is what retrieving `uri` would give.
+struct SchemaResource {
+  std::string uri;
+  std::string text;
+};
 
 struct ParseOptions {
   // Unknown keywords are errors instead of being ignored.
@@ -70,6 +84,9 @@ struct ParseOptions {
   // default_dialect): the schema is then read exactly as if it declared it.
   // Empty: 2020-12 with the older drafts' leniencies described above.
   std::string default_dialect;
+  // Documents besides the schema that `$ref`s may name by URI; they take
+  // precedence over the built-in metaschemas of the same URI.
+  std::vector<SchemaResource> resources;
 
   // strict_keywords and closed_objects.
   static ParseOptions Strict() {

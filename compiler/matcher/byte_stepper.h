@@ -36,6 +36,15 @@ struct LexPosition {
   // Grammars with distinct numbers only: the lexeme's bytes read as a
   // number (the value a distinct-number lexeme ends with).
   NumberCanon number;
+  // Grammars with item values only (Grammar::has_item_values): the hash of
+  // the lexeme's canonical JSON token, what the parser folds into the
+  // container's value (EarleyParser::TrackValue): a string's or key's bytes
+  // from its opening to its closing quote (the same hash as `value` for a
+  // string), a literal's bytes without whitespace, `,` and `:`. `in_token`:
+  // 0 outside a string, 1 inside, 2 after a backslash, 3 after the closing
+  // quote (nothing more is hashed).
+  uint64_t token = 0x9e3779b97f4a7c15ull;
+  uint8_t in_token = 0;
   friend bool operator==(const LexPosition&, const LexPosition&) = default;
 };
 
@@ -45,8 +54,10 @@ class ByteStepper {
       : grammar_(grammar),
         dfa_(grammar.dfa()),
         scratch_(grammar.grammar().num_lexemes()),
-        track_values_(grammar.grammar().has_distinct_values()),
-        track_numbers_(grammar.grammar().has_distinct_numbers()) {}
+        track_values_(grammar.grammar().has_distinct_values() ||
+                      grammar.grammar().has_item_values()),
+        track_numbers_(grammar.grammar().has_distinct_numbers()),
+        track_items_(grammar.grammar().has_item_values()) {}
 
   // The position before any byte, for the parser's current allowed set.
   // The lexer starts from the set before the unique-key check
@@ -129,6 +140,9 @@ class ByteStepper {
     if (track_numbers_ && EndsDistinctNumber(pos.lexer)) {
       return EndLexeme(parser, pos.lexer, pos.number.Value());
     }
+    if (track_items_) {
+      return EndLexeme(parser, pos.lexer, EndsNumber(pos.lexer) ? pos.number.Value() : pos.token);
+    }
     return EndLexeme(parser, pos.lexer, pos.value);
   }
   bool EndLexeme(EarleyParser& parser, regex::StateId lexer, uint64_t value = 0) {
@@ -151,8 +165,21 @@ class ByteStepper {
   // accepting there is a distinct value (otherwise the parser drops the
   // distinct ones when the lexeme ends: ScanAny).
   bool Advance(const EarleyParser& parser, LexPosition& pos, regex::StateId next, uint8_t b) {
-    LexPosition out{next, true, pos.value_done, pos.value, {}};
+    LexPosition out{next, true, pos.value_done, pos.value, {}, pos.token, pos.in_token};
     if (track_numbers_ && !AdvanceNumber(parser, pos.number, out, next, b)) return false;
+    if (track_items_) {
+      if (!track_numbers_) {
+        out.number = pos.number;
+        out.number.Feed(b);
+      }
+      HashToken(out, b);
+      // The first byte of a closing bracket settles the container's value:
+      // refused when that completes an item the array holds already (the
+      // parser would refuse the lexeme when it ends; before that, every
+      // continuation of this byte is doomed).
+      if (!pos.in_lexeme && OnlyClosesLive(next) && parser.CloseRepeatsItem()) return false;
+      if (parser.AtItemArray() && !AdvanceItemScalar(parser, pos, out, next, b)) return false;
+    }
     if (!out.value_done) {
       // 128-bit multiply-fold (wyhash's mix): collisions are negligible at
       // the sizes of one array.
@@ -177,6 +204,88 @@ class ByteStepper {
     }
     pos = out;
     return true;
+  }
+
+  // Folds byte b into the canonical token hash (LexPosition::token).
+  static void HashToken(LexPosition& out, uint8_t b) {
+    switch (out.in_token) {
+      case 0:
+        if (b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == ',' || b == ':') return;
+        if (b == '"') out.in_token = 1;
+        break;
+      case 1:
+        if (b == '\\') out.in_token = 2;
+        if (b == '"') out.in_token = 3;
+        break;
+      case 2:
+        out.in_token = 1;
+        break;
+      default:
+        return;
+    }
+    const unsigned __int128 m =
+        static_cast<unsigned __int128>(out.token ^ (b + 0xa0761d6478bd642full)) *
+        0xe7037ed1a0b428dbull;
+    out.token = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+  }
+
+  // A scalar item of an array of distinct items (`before` -> `out` by byte
+  // b): false when b settles a value the array holds. A string settles at
+  // its closing quote; a literal (true, false, null) at its first byte; a
+  // number where whitespace follows it or e/E follows a zero mantissa (as
+  // AdvanceNumber), or when its lexeme ends (the parser's refusal).
+  bool AdvanceItemScalar(const EarleyParser& parser, const LexPosition& before,
+                         const LexPosition& out, regex::StateId next, uint8_t b) const {
+    if (before.in_token == 1 && out.in_token == 3) {
+      return !OnlyPartLive(next, JsonPart::kScalar) || !parser.ItemArrayHas(out.token);
+    }
+    if (!before.in_lexeme && b != '"' && OnlyPartLive(next, JsonPart::kScalar)) {
+      // Every live lexeme is a literal whose bytes are its value: refused
+      // when each of them is a repeat.
+      for (const regex::TaggedExpr& e : dfa_.Exprs(next)) {
+        const LexemeInfo& l = grammar_.grammar().lexeme(e.tag);
+        if (!l.flags.literal) return true;
+        LexPosition literal;
+        for (char c : l.name) HashToken(literal, static_cast<uint8_t>(c));
+        if (!parser.ItemArrayHas(literal.token)) return true;
+      }
+      return false;
+    }
+    const NumberCanon::Phase p = out.number.phase();
+    const bool settled = (p == NumberCanon::kDone && before.number.phase() != NumberCanon::kDone) ||
+                         (p == NumberCanon::kExpSign &&
+                          before.number.phase() != NumberCanon::kExpSign && out.number.zero());
+    return !settled || !OnlyPartLive(next, JsonPart::kNumber) ||
+           !parser.ItemArrayHas(out.number.Value());
+  }
+
+  // Whether every lexeme live in lexer state `s` has JsonPart `part`.
+  bool OnlyPartLive(regex::StateId s, JsonPart part) const {
+    bool any = false;
+    for (const regex::TaggedExpr& e : dfa_.Exprs(s)) {
+      if (grammar_.grammar().json_part(e.tag) != part) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  // Whether a number (JsonPart::kNumber) accepts in lexer state `s`.
+  bool EndsNumber(regex::StateId s) const {
+    for (uint32_t tag : dfa_.AcceptingTags(s)) {
+      if (grammar_.grammar().json_part(tag) == JsonPart::kNumber) return true;
+    }
+    return false;
+  }
+
+  // Whether every lexeme live in lexer state `s` closes a container.
+  bool OnlyClosesLive(regex::StateId s) const {
+    bool any = false;
+    for (const regex::TaggedExpr& e : dfa_.Exprs(s)) {
+      const JsonPart p = grammar_.grammar().json_part(e.tag);
+      if (p != JsonPart::kCloseObject && p != JsonPart::kCloseArray) return false;
+      any = true;
+    }
+    return any;
   }
 
   // Whether a distinct number accepts in lexer state `s`.
@@ -230,6 +339,7 @@ class ByteStepper {
   LexemeSet scratch_;
   const bool track_values_;
   const bool track_numbers_;
+  const bool track_items_;
 };
 
 }  // namespace maskd

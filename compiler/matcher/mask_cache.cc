@@ -85,6 +85,20 @@ void WalkBelow(const regex::LazyDfa& dfa, const TokenTrie& trie, uint32_t root,
   });
 }
 
+// The state a walk of `horizon` bytes steps from: `state` clamped to the
+// horizon (regex/horizon.h: positions of a counted string then share their
+// steps), except where the state holds many lexemes. There a clamped copy is
+// a new family of DFA states, each step deriving every lexeme again (an
+// object's keys after their bounded whitespace `[ \t\n\r]{0,32}`: 260
+// keys of eslintrc derived once per subtree horizon), while such states are
+// rarely positions of one counted string. Either way the walk is the same:
+// the two states agree on every string of at most `horizon` bytes.
+regex::StateId StepFrom(const regex::LazyDfa& dfa, regex::StateId state, uint32_t horizon) {
+  constexpr size_t kManyLexemes = 16;
+  if (dfa.Exprs(state).size() > kManyLexemes) return state;
+  return dfa.HorizonState(state, horizon);
+}
+
 }  // namespace
 
 size_t MaskCacheEntry::OwnByteSize() const {
@@ -148,8 +162,9 @@ std::shared_ptr<const MaskWalk> MaskCache::AssembleBelow(const regex::LazyDfa& d
   key.Fold(node);
   // Steps from the state clamped to the subtree's horizon: the same walks
   // (regex/horizon.h), and positions of a counted string share its steps
-  // instead of each building states of its own.
-  const regex::StateId base = dfa.HorizonState(state, vocab.height(node));
+  // instead of each building states of its own (StepFrom: not for states of
+  // many lexemes).
+  const regex::StateId base = StepFrom(dfa, state, vocab.height(node));
   trie.ForEachChild(node, [&](uint32_t child) {
     const regex::StateId next = dfa.Step(base, trie.byte(child));
     std::shared_ptr<const MaskWalk> below;
@@ -301,7 +316,7 @@ std::shared_ptr<const MaskWalk> MaskCache::SubtreeWalk(const regex::LazyDfa& dfa
     auto computed = std::make_shared<MaskWalk>();
     InsideSet inside(vocab.mask_words());
     trie.ForEachToken(child, [&](TokenId t) { inside.Add(t); });
-    WalkBelow(dfa, trie, child, dfa.HorizonState(state, vocab.height(child)),
+    WalkBelow(dfa, trie, child, StepFrom(dfa, state, vocab.height(child)),
               /*may_end_at_root=*/true, inside, *computed);
     inside.MoveInto(*computed);
     walk = vocab.mask_store().Insert(shared_key, std::move(computed));

@@ -165,16 +165,32 @@ class MatcherImpl final : public Matcher {
         WalkWithItemMasks(*items, words)) {
       return;
     }
+    // Inside an array of distinct objects/arrays every key and scalar
+    // feeds the item's value (EarleyParser::TrackValue): the cached walk's
+    // ends of such lexemes are resumed from their own paths
+    // (ResumeWithValues). At a lexeme boundary where a closing bracket
+    // would complete a repeat (ByteStepper::Advance), the walk is uncached.
+    // Directly in an item array its scalar items settle inside their
+    // lexemes: at a boundary (a literal's first byte) and in a number the
+    // walk is uncached; in a string the cached tokens holding a quote are
+    // checked again (DropRepeatedInside).
+    const bool items_pending = parser_.InItemArray();
+    const bool at_items = items_pending && parser_.AtItemArray();
     std::shared_ptr<const MaskCacheEntry> entry =
-        numbers_pending ? nullptr
-                        : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
-                                                     pos_.in_lexeme);
+        numbers_pending ||
+                (items_pending && !pos_.in_lexeme && (at_items || parser_.CloseRepeatsItem())) ||
+                (at_items && NumberLive(pos_.lexer))
+            ? nullptr
+            : grammar_->mask_cache().Get(grammar_->dfa(), grammar_->vocab(), pos_.lexer,
+                                         pos_.in_lexeme);
     // The lexer state holds keys the object frame has had (ByteStepper::
     // Start): the cached walk needs their tokens taken out.
     std::shared_ptr<const KeyNodeTable> key_nodes;
     if (entry != nullptr && parser_.KeysTaken()) {
       key_nodes = grammar_->KeyNodes(pos_.lexer, pos_.in_lexeme);
-      if (!key_nodes->complete) entry = nullptr;
+      // Inside item arrays the restarts after taken keys (key_restarts_)
+      // would end a lexeme without its path's value: walked uncached.
+      if (!key_nodes->complete || items_pending) entry = nullptr;
     }
     if (entry == nullptr) {
       memo_.Begin(base_depth);
@@ -189,9 +205,10 @@ class MatcherImpl final : public Matcher {
       for (TokenId t : walk.inside_ids) words[t >> 5] |= uint32_t{1} << (t & 31);
       key_restarts_.clear();
       if (key_nodes != nullptr) RemoveTakenKeys(*key_nodes, words);
-      if (values_pending) DropRepeatedInside(words);
+      if (values_pending || (at_items && pos_.in_token == 1)) DropRepeatedInside(words);
       for (const MaskCacheEntry::EndGroup& group : entry->groups) {
-        if (values_pending && EndsDistinctValue(group.ended)) {
+        if ((values_pending && EndsDistinctValue(group.ended)) ||
+            (items_pending && EndsValuedPart(group.ended))) {
           ResumeWithValues(group, words);
           continue;
         }
@@ -519,6 +536,24 @@ class MatcherImpl final : public Matcher {
     return false;
   }
 
+  // Whether a number (JsonPart::kNumber) is live in lexer state `s`.
+  bool NumberLive(regex::StateId s) const {
+    for (const regex::TaggedExpr& e : grammar_->dfa().Exprs(s)) {
+      if (grammar_->grammar().json_part(e.tag) == JsonPart::kNumber) return true;
+    }
+    return false;
+  }
+
+  // Whether a lexeme ending in lexer state `ended` may be a key or scalar
+  // (JsonPart), whose bytes the parser folds into an item's value.
+  bool EndsValuedPart(regex::StateId ended) const {
+    for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {
+      const JsonPart p = grammar_->grammar().json_part(tag);
+      if (p == JsonPart::kKey || p == JsonPart::kScalar || p == JsonPart::kNumber) return true;
+    }
+    return false;
+  }
+
   // Whether a lexeme ending in lexer state `ended` may be a distinct value.
   bool EndsDistinctValue(regex::StateId ended) const {
     for (uint32_t tag : grammar_->dfa().AcceptingTags(ended)) {
@@ -609,8 +644,9 @@ class MatcherImpl final : public Matcher {
     // Object frames (unique keys) and distinct values (the bytes of a value,
     // hashed into LexPosition) are parser state beside the items: no memo,
     // and every byte goes through the stepper.
-    const bool memoize =
-        !grammar_->grammar().has_unique_keys() && !grammar_->grammar().has_distinct_values();
+    const bool memoize = !grammar_->grammar().has_unique_keys() &&
+                         !grammar_->grammar().has_distinct_values() &&
+                         !grammar_->grammar().has_item_values();
     const uint32_t root_end =
         root == TokenTrie::kRoot ? static_cast<uint32_t>(trie.num_nodes()) : trie.subtree_end(root);
     walk_stack_.clear();

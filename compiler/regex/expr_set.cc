@@ -159,6 +159,7 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
   }
   nodes_.push_back(n);
   emptiness_.push_back(0);
+  first_bytes_of_.push_back(0);
   const ExprId id = it->second;
   fingerprints_.push_back(ComputeFingerprint(key));
   return id;
@@ -601,7 +602,7 @@ ExprId ExprSet::Derivative(ExprId e, uint8_t b) {
 }
 
 ByteSet ExprSet::FirstBytes(ExprId e) {
-  if (auto it = first_bytes_.find(e); it != first_bytes_.end()) return it->second;
+  if (const uint32_t known = first_bytes_of_[e]; known != 0) return first_byte_sets_[known - 1];
   ByteSet out;
   switch (kind(e)) {
     case ExprKind::kNothing:
@@ -646,7 +647,10 @@ ByteSet ExprSet::FirstBytes(ExprId e) {
       break;
     }
   }
-  first_bytes_.emplace(e, out);
+  auto [it, added] =
+      first_byte_set_ids_.try_emplace(out, static_cast<uint32_t>(first_byte_sets_.size()));
+  if (added) first_byte_sets_.push_back(out);
+  first_bytes_of_[e] = it->second + 1;
   return out;
 }
 
@@ -1020,7 +1024,9 @@ size_t ExprSet::MemoryBytes() const {
          map_bytes(interned_.capacity(), sizeof(std::pair<Key, ExprId>)) +
          map_bytes(byte_set_ids_.capacity(), sizeof(std::pair<ByteSet, ExprId>)) +
          map_bytes(derivatives_.capacity(), sizeof(std::pair<uint64_t, ExprId>)) +
-         map_bytes(first_bytes_.capacity(), sizeof(std::pair<ExprId, ByteSet>)) +
+         first_bytes_of_.capacity() * sizeof(uint32_t) +
+         first_byte_sets_.capacity() * sizeof(ByteSet) +
+         map_bytes(first_byte_set_ids_.capacity(), sizeof(std::pair<ByteSet, uint32_t>)) +
          map_bytes(reassociated_.capacity(), sizeof(std::pair<uint64_t, ExprId>));
 }
 

@@ -349,7 +349,13 @@ class ExprSet {
   absl::flat_hash_map<Key, ExprId> interned_;
   absl::flat_hash_map<ByteSet, ExprId> byte_set_ids_;
   absl::flat_hash_map<uint64_t, ExprId> derivatives_;
-  absl::flat_hash_map<ExprId, ByteSet> first_bytes_;
+  // FirstBytes by node: 0 unknown, else 1 + an index into first_byte_sets_
+  // (few distinct sets). A lazy DFA step asks it of every expression of its
+  // state, and derivatives of every Or/And/Not argument: an array read, not
+  // a hash probe (a fifth of a cold mask's time went to those probes).
+  std::vector<uint32_t> first_bytes_of_;
+  std::vector<ByteSet> first_byte_sets_;
+  absl::flat_hash_map<ByteSet, uint32_t> first_byte_set_ids_;
   // Concat(a, b) for a Concat `a`, which rebuilds a's whole chain ending in
   // b: lowering appends whitespace and colons to the same key literals over
   // and over, by (a, b).

@@ -168,8 +168,8 @@ TEST_F(MaskctlTest, CompilePrintsTheServersHandleOrItsError) {
 
   // The server's errors, with code and place: exit 1.
   const std::string unsupported = TempPath("not.json"), malformed = TempPath("bad.json");
-  WriteFile(unsupported,
-            R"({"type":"object","properties":{"a":{"type":"array","uniqueItems":true}}})");
+  WriteFile(unsupported, R"({"type":"object","properties":{"a":{"type":"array","uniqueItems":true,)"
+                         R"("items":{"type":"integer","minimum":0}}}})");
   WriteFile(malformed, R"({"type": "object",)");
   Outcome refused = RunMaskctl({"compile", unsupported, *server_flag_});
   EXPECT_EQ(refused.exit_code, 1);
@@ -365,6 +365,50 @@ TEST_F(MaskctlTest, PropertyOrderAndUnknownFormatsFlags) {
   EXPECT_EQ(RunMaskctl({"compile", schema, "--unknown_formats=warn", *server_flag_}).exit_code, 2);
   EXPECT_EQ(
       RunMaskctl({"check", any_handle, "{}", "--property_order=any", *server_flag_}).exit_code, 2);
+}
+
+// --schema_resource serves documents to the schema's $refs; --default_dialect
+// reads a schema without $schema under that draft.
+TEST_F(MaskctlTest, SchemaResourceAndDefaultDialectFlags) {
+  const std::string leaf = TempPath("leaf.json");
+  WriteFile(leaf, R"({"type":"integer","minimum":0})");
+  const std::string schema = TempPath("uses_leaf.json");
+  WriteFile(schema, R"({"type":"array","items":{"$ref":"https://example.com/leaf.json"}})");
+  const Outcome refused = RunMaskctl({"compile", schema, *server_flag_});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("UNIMPLEMENTED"));
+  EXPECT_THAT(refused.err, HasSubstr("https://example.com/leaf.json"));
+  const Outcome served =
+      RunMaskctl({"compile", schema, "--schema_resource=https://example.com/leaf.json=" + leaf,
+                  *server_flag_});
+  ASSERT_EQ(served.exit_code, 0) << served.err;
+  const std::string handle = served.out.substr(8, served.out.find('\n') - 8);
+  EXPECT_EQ(RunMaskctl({"check", handle, "[0, 7]", *server_flag_}).exit_code, 0);
+  EXPECT_EQ(RunMaskctl({"check", handle, "[-1]", *server_flag_}).exit_code, 1);
+  EXPECT_EQ(RunMaskctl({"compile", schema, "--schema_resource=https://example.com/leaf.json",
+                        *server_flag_})
+                .exit_code,
+            2);
+  EXPECT_EQ(RunMaskctl({"compile", schema,
+                        "--schema_resource=https://example.com/leaf.json=" + TempPath("none.json"),
+                        *server_flag_})
+                .exit_code,
+            2);
+
+  // Draft 7 ignores $ref's siblings: "type": "string" does not apply.
+  const std::string sibling = TempPath("sibling.json");
+  WriteFile(sibling, R"({"definitions":{"n":{"type":"integer"}},"$ref":"#/definitions/n",)"
+                     R"("type":"string"})");
+  const Outcome draft7 =
+      RunMaskctl({"compile", sibling, "--default_dialect=http://json-schema.org/draft-07/schema#",
+                  *server_flag_});
+  ASSERT_EQ(draft7.exit_code, 0) << draft7.err;
+  const std::string draft7_handle = draft7.out.substr(8, draft7.out.find('\n') - 8);
+  EXPECT_EQ(RunMaskctl({"check", draft7_handle, "12", *server_flag_}).exit_code, 0);
+  const Outcome draft2020 = RunMaskctl({"compile", sibling, *server_flag_});
+  ASSERT_EQ(draft2020.exit_code, 0) << draft2020.err;
+  const std::string draft2020_handle = draft2020.out.substr(8, draft2020.out.find('\n') - 8);
+  EXPECT_EQ(RunMaskctl({"check", draft2020_handle, "12", *server_flag_}).exit_code, 1);
 }
 
 TEST_F(MaskctlTest, StructuralTagsAndToolCalls) {

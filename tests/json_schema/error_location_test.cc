@@ -99,10 +99,13 @@ INSTANTIATE_TEST_SUITE_P(
                    R"({"properties": {"a": {"type": "string", "format": "topic"}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a"},
         SchemaCase{"UniqueItems",
-                   R"({"properties": {"a": {"type": "array", "uniqueItems": true}}})",
+                   R"({"properties": {"a": {"type": "array", "uniqueItems": true,
+                       "items": {"type": "integer", "minimum": 0}}}})",
                    absl::StatusCode::kUnimplemented, "/properties/a"},
-        SchemaCase{"UniqueItemsAtTheRoot", R"({"type": "array", "uniqueItems": true})",
-                   absl::StatusCode::kUnimplemented, nullptr}),
+        SchemaCase{
+            "UniqueItemsAtTheRoot",
+            R"({"type": "array", "uniqueItems": true, "items": {"type": "integer", "minimum": 0}})",
+            absl::StatusCode::kUnimplemented, nullptr}),
     [](const ::testing::TestParamInfo<SchemaCase>& info) { return std::string(info.param.name); });
 
 TEST(RegexErrorLocationTest, PayloadIsTheOffsetTheMessageNames) {

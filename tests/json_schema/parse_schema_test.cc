@@ -471,6 +471,24 @@ TEST(ParseSchemaTest, StrictAndPermissiveKeywordHandling) {
   absl::Status strict = Error(text, ParseOptions::Strict());
   EXPECT_EQ(strict.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(strict.message(), "unknown keyword \"x-custom\" at /properties/a");
+  // An unknown keyword a $ref reaches into holds schemas (the suite's
+  // "escaped pointer ref"): not an error. One nothing reaches still is, and
+  // so is its sibling a $ref does not reach.
+  Parse(R"({"tilda~field": {"type": "integer"}, "slash/field": {"type": "integer"},
+      "percent%field": {"type": "integer"}, "properties": {
+      "t": {"$ref": "#/tilda~0field"}, "s": {"$ref": "#/slash~1field"},
+      "p": {"$ref": "#/percent%25field"}}})",
+        ParseOptions::Strict());
+  Parse(R"({"my-defs": {"a": {"b": {"type": "null"}}}, "$ref": "#/my-defs/a/b"})",
+        ParseOptions::Strict());
+  absl::Status unreached = Error(R"({"my-defs": {"type": "null"}, "my-deps": {"type": "null"},
+      "properties": {"a": {"$ref": "#/my-defs"}}})",
+                                 ParseOptions::Strict());
+  EXPECT_EQ(unreached.message(), "unknown keyword \"my-deps\" at /");
+  absl::Status prefix_only = Error(R"({"my": {"type": "null"}, "my-defs": {"type": "null"},
+      "properties": {"a": {"$ref": "#/my-defs"}}})",
+                                   ParseOptions::Strict());
+  EXPECT_EQ(prefix_only.message(), "unknown keyword \"my\" at /");
   // Annotations are fine in strict mode.
   Parse(R"({"title": "t", "description": "d", "default": 1, "examples": [1],
       "$comment": "c", "deprecated": true, "readOnly": true, "writeOnly": false,

@@ -144,7 +144,8 @@ TEST(JsonSchemaLoweringTest, RefusalsNameTheKeywordAndPointer) {
        "\"not\" of \"format\" (no exact complement) at /properties/a/not"},
       {R"({"type":"string","format":"color"})", "format \"color\" is not supported"},
       {R"({"type":"string","format":"path"})", "unknown format \"path\""},
-      {R"({"type":"array","uniqueItems":true})", "uniqueItems"},
+      {R"({"type":"array","uniqueItems":true,"items":{"type":"integer","minimum":0}})",
+       "uniqueItems"},
       {R"({"oneOf":[{"uniqueItems":true},{"maxItems":3}]})", "oneOf"},
       {R"j({"type":"string","pattern":"a(?=b)"})j", "look"},
   };

@@ -228,6 +228,51 @@ TEST(MaskCacheTest, PatternAndMaxLengthPositionsShareWalks) {
   ASSERT_TRUE(dfa.status().ok()) << dfa.status();
 }
 
+// A lexer state where many lexemes live (an object's optional keys, each
+// after bounded whitespace) is walked from itself, not from copies clamped to
+// each subtree's horizon: a clamped copy is a new DFA state whose every step
+// derives all the lexemes again (eslintrc's 260 keys: 15-35 ms for the first
+// ` "` after a comma). The walk stays exact, and once the exact states are
+// known (the whole-trie walk from scratch steps exactly those) the cached
+// walk builds no DFA state of many lexemes of its own (states of few
+// lexemes deeper down, a few keys' positions, are still clamped).
+TEST(MaskCacheTest, StatesOfManyLexemesAreWalkedUnclamped) {
+  std::mt19937 rng(3);
+  auto tok = Vocab(rng);
+  std::string properties;
+  for (int i = 0; i < 24; ++i) {
+    if (i > 0) properties += ",";
+    properties +=
+        "\"k" + std::to_string(i) + (i % 2 == 0 ? "a" : "ma") + "\":{\"type\":\"integer\"}";
+  }
+  auto g = CompileImpl(R"({"type":"object","properties":{)" + properties + "}}", tok);
+  ASSERT_NE(g, nullptr);
+  const regex::LazyDfa& dfa = g->dfa();
+  // The start of any lexeme, then the key positions after a quote.
+  const regex::StateId start = StartOfAnyLexeme(*g);
+  int many_checked = 0;
+  for (regex::StateId s : {start, dfa.Step(start, '"'), dfa.Step(dfa.Step(start, '"'), 'k')}) {
+    ASSERT_NE(s, regex::LazyDfa::kDead);
+    if (dfa.Exprs(s).size() <= 16) continue;
+    ++many_checked;
+    for (bool in_lexeme : {false, true}) {
+      auto scratch =
+          MaskCache::ComputeWalk(dfa, g->vocab().trie(), g->vocab().mask_words(), s, in_lexeme);
+      const size_t states_before = dfa.num_states();
+      auto entry = g->mask_cache().Get(dfa, g->vocab(), s, in_lexeme);
+      ASSERT_NE(entry, nullptr);
+      for (regex::StateId n = static_cast<regex::StateId>(states_before); n < dfa.num_states();
+           ++n) {
+        EXPECT_LE(dfa.Exprs(n).size(), 16u) << "new state " << n << " from state " << s;
+      }
+      EXPECT_EQ(Inside(*entry->walk), Inside(*scratch)) << "state " << s;
+      EXPECT_EQ(Ends(*entry, dfa), Ends(*scratch, dfa, s)) << "state " << s;
+    }
+  }
+  EXPECT_GE(many_checked, 2);
+  ASSERT_TRUE(dfa.status().ok()) << dfa.status();
+}
+
 // The per-grammar budget counts a walk once however many positions share
 // it: a long counted string must not fill the cache (after which every
 // mask walks the whole trie). Each position still costs its own entry.

@@ -130,7 +130,8 @@ class TokenizerAndCompileTest(unittest.TestCase):
         with self.assertRaises(CompileError) as ctx:
             CLIENT.compile(
                 TOKENIZER.tokenizer_id,
-                JsonSchema({"properties": {"tags": {"type": "array", "uniqueItems": True}}}))
+                JsonSchema({"properties": {"tags": {"type": "array", "uniqueItems": True,
+                                                    "items": {"type": "integer", "minimum": 0}}}}))
         self.assertEqual(ctx.exception.code, grpc.StatusCode.UNIMPLEMENTED)
         self.assertIn("uniqueItems", ctx.exception.message)
         self.assertEqual(ctx.exception.location.json_pointer, "/properties/tags")

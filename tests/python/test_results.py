@@ -213,6 +213,16 @@ class SpecTest(unittest.TestCase):
         self.assertEqual(options.compile_time_limit.ToMilliseconds(), 1500)
         defaults = CompileOptions().to_proto()
         self.assertEqual(defaults, compile_pb2.CompileOptions())
+        with_refs = CompileOptions(
+            default_dialect="http://json-schema.org/draft-07/schema#",
+            schema_resources={"https://example.com/a.json": {"type": "integer"},
+                              "https://example.com/b.json": '{"type": "null"}'}).to_proto()
+        self.assertEqual(with_refs.default_dialect, "http://json-schema.org/draft-07/schema#")
+        self.assertEqual([(r.uri, json.loads(r.json)) for r in with_refs.schema_resources],
+                         [("https://example.com/a.json", {"type": "integer"}),
+                          ("https://example.com/b.json", {"type": "null"})])
+        with self.assertRaisesRegex(ValueError, "schema_resources"):
+            CompileOptions(schema_resources={"": {}}).to_proto()
 
     def test_bad_arguments_name_the_field(self):
         with self.assertRaisesRegex(ValueError, "whitespace"):

@@ -86,6 +86,29 @@ TEST(CompileRequestTest, HandleIsAStableContentHash) {
   ASSERT_TRUE(draft7_job.ok()) << draft7_job.status();
   EXPECT_EQ(draft7_job->options.default_dialect, "http://json-schema.org/draft-07/schema#");
   EXPECT_NE(draft7_job->handle, a);
+  // Schema resources are part of what a $ref means: translated, and each
+  // document (in its canonical spelling) and URI changes the handle.
+  auto with_resource = [](const std::string& uri, const std::string& json) {
+    v1::CompileRequest r = Schema(R"({"type":"integer"})");
+    v1::SchemaResource* resource = r.mutable_options()->add_schema_resources();
+    resource->set_uri(uri);
+    resource->set_json(json);
+    return r;
+  };
+  const v1::CompileRequest tree =
+      with_resource("https://example.com/t.json", R"({"type": "null"})");
+  absl::StatusOr<CompileJob> tree_job = TranslateCompileRequest(tree, {});
+  ASSERT_TRUE(tree_job.ok()) << tree_job.status();
+  ASSERT_EQ(tree_job->options.schema_resources.size(), 1u);
+  EXPECT_EQ(tree_job->options.schema_resources[0].uri, "https://example.com/t.json");
+  EXPECT_EQ(tree_job->options.schema_resources[0].text, R"({"type": "null"})");
+  EXPECT_NE(tree_job->handle, a);
+  EXPECT_EQ(Handle(with_resource("https://example.com/t.json", R"({"type":"null"})")),
+            tree_job->handle);
+  EXPECT_NE(Handle(with_resource("https://example.com/u.json", R"({"type": "null"})")),
+            tree_job->handle);
+  EXPECT_NE(Handle(with_resource("https://example.com/t.json", R"({"type": "string"})")),
+            tree_job->handle);
   // Limits do not change the grammar.
   v1::CompileRequest limited = Schema(R"({"type":"integer"})");
   limited.mutable_options()->mutable_compile_time_limit()->set_seconds(1);
@@ -133,6 +156,15 @@ TEST(CompileRequestTest, RefusesWithTheFittingCode) {
   absl::StatusOr<CompileJob> big = TranslateCompileRequest(Schema(std::string(11, ' ')), limits);
   EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(big.status().message(), HasSubstr("--max_spec_bytes"));
+  // Schema resources count toward the same limit.
+  v1::CompileRequest small = Schema("{}");
+  v1::SchemaResource* resource = small.mutable_options()->add_schema_resources();
+  resource->set_uri("u:a");
+  ASSERT_TRUE(TranslateCompileRequest(small, limits).ok());
+  resource->set_json("{\"type\": 1}");
+  absl::StatusOr<CompileJob> big_resource = TranslateCompileRequest(small, limits);
+  EXPECT_EQ(big_resource.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(big_resource.status().message(), HasSubstr("schema_resources"));
 
   v1::CompileRequest none;
   EXPECT_EQ(TranslateCompileRequest(none, {}).status().code(), absl::StatusCode::kInvalidArgument);

@@ -37,6 +37,12 @@ ABSL_FLAG(std::string, unknown_formats, "",
           "JSON Schema formats maskd has no exact language for: refuse (the schema fails to "
           "compile, naming the format) or ignore (plain strings, listed in ignored_keywords); "
           "empty: the server's default (refuse).");
+ABSL_FLAG(std::string, default_dialect, "",
+          "JSON Schema: the $schema URI a schema without one is read as (e.g. "
+          "http://json-schema.org/draft-07/schema#); empty: the server's default (2020-12).");
+ABSL_FLAG(std::vector<std::string>, schema_resource, {},
+          "JSON Schema: URI=FILE,...: documents the schema's $refs may name by URI (nothing is "
+          "fetched; the draft metaschemas are built into the server).");
 ABSL_FLAG(bool, random, false,
           "generate: sample uniformly among allowed tokens (the only mode; maskctl has no "
           "model), following jump-forward tokens.");

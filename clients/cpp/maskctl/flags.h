@@ -24,6 +24,8 @@ ABSL_DECLARE_FLAG(bool, single_call);
 ABSL_DECLARE_FLAG(std::string, whitespace);
 ABSL_DECLARE_FLAG(std::string, property_order);
 ABSL_DECLARE_FLAG(std::string, unknown_formats);
+ABSL_DECLARE_FLAG(std::string, default_dialect);
+ABSL_DECLARE_FLAG(std::vector<std::string>, schema_resource);
 ABSL_DECLARE_FLAG(bool, random);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, max_tokens);

@@ -100,7 +100,9 @@ absl::StatusOr<v1::ConstraintSpec> ReadSpecFile(const std::string& path, const s
 
 CompileOptionFlags CompileOptionFlagValues() {
   return CompileOptionFlags{absl::GetFlag(FLAGS_whitespace), absl::GetFlag(FLAGS_property_order),
-                            absl::GetFlag(FLAGS_unknown_formats)};
+                            absl::GetFlag(FLAGS_unknown_formats),
+                            absl::GetFlag(FLAGS_default_dialect),
+                            absl::GetFlag(FLAGS_schema_resource)};
 }
 
 absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const CompileOptionFlags& flags) {
@@ -120,6 +122,19 @@ absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const CompileOptionFl
   } else if (!flags.unknown_formats.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown --unknown_formats '", flags.unknown_formats, "' (refuse or ignore)"));
+  }
+  options.set_default_dialect(flags.default_dialect);
+  for (const std::string& resource : flags.schema_resources) {
+    const size_t eq = resource.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == resource.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--schema_resource '", resource, "' is not URI=FILE"));
+    }
+    absl::StatusOr<std::string> json = ReadWholeFile(resource.substr(eq + 1));
+    if (!json.ok()) return json.status();
+    v1::SchemaResource* r = options.add_schema_resources();
+    r->set_uri(resource.substr(0, eq));
+    r->set_json(*std::move(json));
   }
   const std::string& whitespace = flags.whitespace;
   if (whitespace.empty()) return options;

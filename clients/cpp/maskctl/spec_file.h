@@ -4,6 +4,7 @@
 #define MASKD_CLIENTS_CPP_MASKCTL_SPEC_FILE_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "maskd/v1/compile.pb.h"
@@ -27,14 +28,18 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
 // The compile-option flags as written; empty: the server's default.
 struct CompileOptionFlags {
-  std::string whitespace;       // compact | flexible | bounded
-  std::string property_order;   // schema | any
-  std::string unknown_formats;  // refuse | ignore
+  std::string whitespace;                     // compact | flexible | bounded
+  std::string property_order;                 // schema | any
+  std::string unknown_formats;                // refuse | ignore
+  std::string default_dialect;                // a $schema URI
+  std::vector<std::string> schema_resources;  // URI=FILE
 };
-// The flags as CompileOptions; InvalidArgument naming a flag with another value.
+// The flags as CompileOptions; InvalidArgument naming a flag with another value
+// (NotFound for a --schema_resource file that cannot be read).
 absl::StatusOr<v1::CompileOptions> CompileOptionsFromFlags(const CompileOptionFlags& flags);
 
-// CompileOptionFlags from --whitespace, --property_order and --unknown_formats.
+// CompileOptionFlags from --whitespace, --property_order, --unknown_formats,
+// --default_dialect and --schema_resource.
 CompileOptionFlags CompileOptionFlagValues();
 
 }  // namespace maskd::maskctl

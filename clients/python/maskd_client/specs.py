@@ -1,7 +1,7 @@
 """What to compile (one class per spec kind) and how (CompileOptions), as maskd.v1 messages."""
 import json
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from ._proto import compile_pb2
 
@@ -150,7 +150,11 @@ class CompileOptions:
     language are errors) or "ignore" (plain strings, listed in
     CompileStats.ignored_keywords); time_limit_s: give up compiling after this long;
     reasoning_end_marker: reasoning first, the output is free until the first occurrence
-    of this marker (e.g. "</think>" for Qwen3), then follows the spec.
+    of this marker (e.g. "</think>" for Qwen3), then follows the spec;
+    default_dialect: the `$schema` URI a JSON Schema without one is read as;
+    schema_resources: {uri: document} that the schema's `$ref`s may name
+    (each document JSON text or a JSON-serializable value; nothing is fetched,
+    the draft metaschemas are built into the server).
     """
     whitespace: Optional[str] = None
     max_whitespace_run: int = 0
@@ -160,11 +164,19 @@ class CompileOptions:
     unknown_formats: Optional[str] = None
     time_limit_s: Optional[float] = None
     reasoning_end_marker: str = ""
+    default_dialect: str = ""
+    schema_resources: Optional[Mapping[str, Any]] = None
 
     def to_proto(self) -> compile_pb2.CompileOptions:
         out = compile_pb2.CompileOptions(max_whitespace_run=self.max_whitespace_run,
                                          max_recursion_depth=self.max_recursion_depth,
-                                         reasoning_end_marker=self.reasoning_end_marker)
+                                         reasoning_end_marker=self.reasoning_end_marker,
+                                         default_dialect=self.default_dialect)
+        for uri, document in (self.schema_resources or {}).items():
+            if not uri:
+                raise ValueError("CompileOptions.schema_resources: a resource has an empty uri")
+            out.schema_resources.add(
+                uri=uri, json=document if isinstance(document, str) else json.dumps(document))
         if self.whitespace is not None:
             if self.whitespace not in _WHITESPACE:
                 raise ValueError(f"CompileOptions.whitespace {self.whitespace!r}: expected one of "
