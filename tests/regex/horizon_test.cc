@@ -278,5 +278,30 @@ TEST(HorizonClampTest, SuffixesOfALongLiteralClampFromTheMemo) {
       ExpectAgree(pool, late, HorizonClamp(pool, late, kHorizon, &memo), Strings(kHorizon)));
 }
 
+// The fingerprints of a literal's successive suffixes (the lexer states
+// inside it) keep only checkpoints in the caller's memo: a memo holding every
+// suffix of a literal longer than its bound (2^18) was cleared at every state,
+// and each state then walked the whole rest of the chain again.
+TEST(HorizonFingerprintTest, SuffixesOfALongLiteralKeepOnlyCheckpoints) {
+  ExprSet pool;
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += static_cast<char>('a' + i % 3);
+  const ExprId e = pool.Concat(pool.Literal(text), pool.Repeat(pool.Byte('c'), 0, 300));
+  constexpr uint32_t kHorizon = 6;
+  HorizonMemo memo;
+  const Fingerprint first = HorizonFingerprint(pool, e, kHorizon, &memo);
+  EXPECT_LT(memo.size(), text.size() / 8) << "every link of the chain was kept";
+  EXPECT_GT(memo.size(), text.size() / 128) << "no checkpoints were kept";
+  EXPECT_EQ(first, HorizonFingerprint(pool, e, kHorizon));
+  ExprId suffix = e;
+  for (int i = 0; i < 200; ++i) {
+    suffix = pool.Derivative(suffix, static_cast<uint8_t>(text[i]));
+    // Same value from the checkpoints as from a walk of the whole chain.
+    EXPECT_EQ(HorizonFingerprint(pool, suffix, kHorizon, &memo),
+              HorizonFingerprint(pool, suffix, kHorizon));
+  }
+  EXPECT_LT(memo.size(), text.size() / 8 + 400);
+}
+
 }  // namespace
 }  // namespace maskd::regex
