@@ -101,15 +101,17 @@ void Session::Cancel() {
   stream_->Cancel();
 }
 
-absl::Duration Session::Backoff(int attempt) {
-  const FailoverOptions& f = options_.failover;
-  double scale = std::pow(std::max(f.multiplier, 1.0), attempt - 1);
-  absl::Duration wait = std::min(f.initial_backoff * scale, f.max_backoff);
+absl::Duration FailoverBackoff(const FailoverOptions& f, int attempt, double unit_random) {
+  const double scale = std::pow(std::max(f.multiplier, 1.0), std::max(attempt, 1) - 1);
+  const absl::Duration wait = std::min(f.initial_backoff * scale, f.max_backoff);
   // Full-range jitter over the last `jitter` fraction: workers that lost the
   // same replica spread their reconnects instead of arriving together.
+  return wait * (1.0 - std::clamp(f.jitter, 0.0, 1.0) * std::clamp(unit_random, 0.0, 1.0));
+}
+
+absl::Duration Session::Backoff(int attempt) {
   thread_local absl::BitGen random;
-  const double cut = std::clamp(f.jitter, 0.0, 1.0) * absl::Uniform(random, 0.0, 1.0);
-  return wait * (1.0 - cut);
+  return FailoverBackoff(options_.failover, attempt, absl::Uniform(random, 0.0, 1.0));
 }
 
 absl::Status Session::Restore(std::map<uint64_t, absl::Status>* lost) {

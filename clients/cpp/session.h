@@ -74,6 +74,12 @@ struct FailoverOptions {
   std::function<void(const FailoverEvent&)> on_failover;
 };
 
+// The wait before failover attempt `attempt` (1, 2, ...) under `f`, where
+// `unit_random` in [0, 1) is the jitter's draw: initial_backoff *
+// multiplier^(attempt-1) capped at max_backoff, less unit_random * jitter of
+// it. Session draws unit_random uniformly per attempt.
+absl::Duration FailoverBackoff(const FailoverOptions& f, int attempt, double unit_random);
+
 struct SessionOptions {
   // Deadline of the whole stream (gRPC has no per-message deadline on a
   // stream); infinite for a worker's long-lived stream.

@@ -15,6 +15,7 @@
 #include "compiler/matcher/parse_state_key.h"
 #include "compiler/matcher/vocab_index.h"
 #include "compiler/matcher/walk_memo.h"
+#include "compiler/regex/mask_work.h"
 
 namespace maskd {
 namespace {
@@ -65,6 +66,7 @@ class MatcherImpl final : public Matcher {
         token_scratch_(other.token_scratch_) {}
 
   bool AcceptToken(TokenId token) override {
+    regex::MaskWorkScope work;  // bounds the new lexer states it builds
     hit_depth_limit_ = false;
     const VocabIndex& vocab = grammar_->vocab();
     if (stopped_ || token >= vocab.tokenizer().vocab_size()) return false;
@@ -80,12 +82,16 @@ class MatcherImpl final : public Matcher {
   }
 
   bool AcceptBytes(std::string_view bytes) override {
+    regex::MaskWorkScope work;  // bounds the new lexer states it builds
     hit_depth_limit_ = false;
     if (stopped_) return false;
     return AdvanceBytes(bytes);
   }
 
   void FillMask(std::span<uint32_t> words) override {
+    // One budget for every new lexer state this mask builds (mask_work.h):
+    // a pattern whose states are each affordable can still add up to a stall.
+    regex::MaskWorkScope work;
     std::fill(words.begin(), words.end(), 0);
     if (stopped_) return;
     // A parse state seen before (state_mask_cache.h) needs no walk. Object
@@ -267,6 +273,7 @@ class MatcherImpl final : public Matcher {
   bool CanStop() const override { return stopped_ || stepper_.CanStop(parser_, pos_); }
 
   bool MustStop() override {
+    regex::MaskWorkScope work;  // bounds the new lexer states it builds
     if (stopped_) return true;
     if (!stepper_.CanStop(parser_, pos_)) return false;
     if (TokenTerminalAllowed(pos_)) return false;
@@ -297,6 +304,7 @@ class MatcherImpl final : public Matcher {
   // `bytes`), and forcing goes on after it. Each text run between such
   // tokens is tokenized on its own, so no text token spans a special one.
   JumpForward ComputeJumpForward() override {
+    regex::MaskWorkScope work;  // bounds the new lexer states it builds
     JumpForward out;
     if (stopped_) return out;
     const size_t base_depth = parser_.Depth();

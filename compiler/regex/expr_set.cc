@@ -118,16 +118,18 @@ ExprSet::ExprSet() {
   Intern(Key{ExprKind::kRepeat, 0, kInf, {kAnyByte}}, kNullableFlag, 0, kInf);
 }
 
-ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len) {
-  if (work_left_ != 0) {
-    const uint64_t cost = 1 + key.args.size();
-    if (cost >= work_left_) {
-      work_left_ = 0;
-      throw WorkBudgetExhausted{};
-    }
-    work_left_ -= cost;
-    work_limit_used_ += cost;
+void ExprSet::ChargeWork(uint64_t cost) {
+  if (work_left_ == 0) return;
+  if (cost >= work_left_) {
+    work_left_ = 0;
+    throw WorkBudgetExhausted{};
   }
+  work_left_ -= cost;
+  work_limit_used_ += cost;
+}
+
+ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len) {
+  ChargeWork(1 + key.args.size());
   auto [it, inserted] = interned_.try_emplace(key, static_cast<ExprId>(nodes_.size()));
   if (!inserted) return it->second;
   Node n;
@@ -139,8 +141,9 @@ ExprId ExprSet::Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_le
   n.max_len = max_len;
   n.completion_bound = ComputeCompletionBound(key);
   if (key.kind == ExprKind::kRepeat && key.c != kInf && key.c >= 2) n.flags |= kCounterFlag;
+  if (key.kind == ExprKind::kRepeat && (key.b >= 2 || key.c != kInf)) n.flags |= kBoundedRepeatFlag;
   if (key.kind != ExprKind::kByteSet) {
-    for (ExprId a : key.args) n.flags |= nodes_[a].flags & kCounterFlag;
+    for (ExprId a : key.args) n.flags |= nodes_[a].flags & (kCounterFlag | kBoundedRepeatFlag);
   }
   switch (key.kind) {
     case ExprKind::kByteSet:
@@ -341,6 +344,9 @@ ExprId ExprSet::Or(std::span<const ExprId> args) {
   }
   if (top) return kAnyByteString;
   if (!bytes.Empty()) flat.push_back(Bytes(bytes));
+  // Flattening unions of unions costs their total size (a union of n
+  // suffixes derived byte by byte is n unions of n): charged like nodes.
+  ChargeWork(flat.size());
   std::sort(flat.begin(), flat.end());
   flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
   if (flat.size() > 1 && flat[0] == kEpsilon &&
@@ -385,6 +391,7 @@ ExprId ExprSet::And(std::span<const ExprId> args) {
     if (bytes.Empty()) return kNothing;
     flat.push_back(Bytes(bytes));
   }
+  ChargeWork(flat.size());  // as in Or
   std::sort(flat.begin(), flat.end());
   flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
   if (flat.empty()) return kAnyByteString;

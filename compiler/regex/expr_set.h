@@ -151,6 +151,11 @@ class ExprSet {
   // Whether e contains a bounded repetition x{lo,hi} with 2 <= hi < unbounded
   // (a counter, as maxLength and {0,99} make).
   bool HasCounter(ExprId e) const { return nodes_[e].flags & kCounterFlag; }
+  // Whether e holds a repetition other than X* and X+ (X{lo,hi} with lo >= 2
+  // or a finite hi): only those change under a horizon clamp (horizon.h), so
+  // an expression without one, a literal's chain however long, clamps to
+  // itself and needs no walk.
+  bool HasBoundedRepeat(ExprId e) const { return nodes_[e].flags & kBoundedRepeatFlag; }
   // Sound bounds on the length of the strings of e (max may be kUnbounded).
   uint32_t MinLength(ExprId e) const { return nodes_[e].min_len; }
   uint32_t MaxLength(ExprId e) const { return nodes_[e].max_len; }
@@ -285,6 +290,7 @@ class ExprSet {
   static constexpr uint8_t kNullableFlag = 1;
   static constexpr uint8_t kBooleanFlag = 2;
   static constexpr uint8_t kCounterFlag = 4;
+  static constexpr uint8_t kBoundedRepeatFlag = 8;
 
   struct Node {
     ExprKind kind;
@@ -315,6 +321,9 @@ class ExprSet {
   };
 
   ExprId Intern(Key key, uint8_t flags, uint32_t min_len, uint32_t max_len);
+  // Takes `cost` units of LimitWork's budget; throws WorkBudgetExhausted
+  // when it runs out (before anything changes).
+  void ChargeWork(uint64_t cost);
   ExprId RepeatUnchecked(ExprId a, uint32_t min, uint32_t max);
   // The state of the registered machine machines_[index].
   ExprId MachineAt(uint32_t index, uint64_t state);

@@ -33,6 +33,9 @@ std::optional<ExprId> CountedAndBody(const ExprSet& pool, ExprId e, uint32_t hor
 
 // Whether clamp_h(e) is e itself: leaves, expressions with nothing to clamp
 // within h bytes, Not, and And other than a length counter with room.
+// (Fingerprints keep to this list: the fingerprint of a clamped expression
+// is its own combination, so one found equal to e's without clamping is not
+// e's exact fingerprint.)
 bool ClampsToItself(const ExprSet& pool, ExprId e, uint32_t horizon) {
   const ExprKind kind = pool.kind(e);
   return pool.Args(e).empty() || pool.MaxLength(e) <= horizon || kind == ExprKind::kNot ||
@@ -51,6 +54,15 @@ std::pair<uint32_t, uint32_t> ClampedBounds(const ExprSet& pool, ExprId e, uint3
   }
   return {lo, hi};
 }
+
+// Links of a Concat chain between two whose horizon result is kept in the
+// caller's memo (by id, so every walk keeps the same ones). The lexer states
+// inside a literal are its successive suffixes: a later state's walk stops
+// within about this many links at a kept one, and a literal longer than a
+// memo's bound does not fill (and clear) it at every state. A hash of the
+// id picks them: ids along a chain may go in any stride, and a stride that
+// shares a factor with a plain modulus would keep all or none.
+bool IsChainCheckpoint(ExprId e) { return (uint32_t{e} * 0x9E3779B1u) >> 27 == 0; }  // 1 in 32
 
 class Fingerprinter {
  public:
@@ -77,7 +89,13 @@ class Fingerprinter {
         }
         continue;
       }
-      memo_[Key(e)] = counted_body.has_value() ? *Known(*counted_body) : Combine(e);
+      const Fingerprint f = counted_body.has_value() ? *Known(*counted_body) : Combine(e);
+      // Chain links other than checkpoints are kept for this walk only.
+      if (pool_.kind(e) != ExprKind::kConcat || IsChainCheckpoint(e) || e == root) {
+        memo_[Key(e)] = f;
+      } else {
+        walk_memo_[e] = f;
+      }
     }
     return *Known(root);
   }
@@ -90,6 +108,7 @@ class Fingerprinter {
   std::optional<Fingerprint> Known(ExprId e) {
     if (ClampsToItself(pool_, e, horizon_)) return pool_.GetFingerprint(e);
     if (auto it = memo_.find(Key(e)); it != memo_.end()) return it->second;
+    if (auto it = walk_memo_.find(e); it != walk_memo_.end()) return it->second;
     return std::nullopt;
   }
 
@@ -126,6 +145,7 @@ class Fingerprinter {
   const ExprSet& pool_;
   const uint32_t horizon_;
   HorizonMemo& memo_;
+  absl::flat_hash_map<ExprId, Fingerprint> walk_memo_;
 };
 
 class Clamper {
@@ -134,8 +154,10 @@ class Clamper {
       : pool_(pool), horizon_(horizon), memo_(memo) {}
 
   ExprId Clamp(ExprId e) {
-    if (ClampsToItself(pool_, e, horizon_)) return e;
-    const uint64_t key = (uint64_t{e} << 32) | horizon_;
+    // Without a repetition clamping changes (a length counter holds one), e
+    // is its own clamp: a literal's chain, however long, needs no walk.
+    if (ClampsToItself(pool_, e, horizon_) || !pool_.HasBoundedRepeat(e)) return e;
+    const uint64_t key = Key(e);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     ExprId out = e;
     switch (pool_.kind(e)) {
@@ -149,18 +171,9 @@ class Clamper {
         out = pool_.Or(args);
         break;
       }
-      case ExprKind::kConcat: {
-        // Right-associated chains may be long: clamp the items in a loop.
-        std::vector<ExprId> parts;
-        ExprId rest = e;
-        for (; pool_.kind(rest) == ExprKind::kConcat; rest = pool_.Args(rest)[1]) {
-          parts.push_back(pool_.Args(rest)[0]);
-        }
-        parts.push_back(rest);
-        for (ExprId& p : parts) p = Clamp(p);
-        out = pool_.Concat(parts);
+      case ExprKind::kConcat:
+        out = ClampChain(e);
         break;
-      }
       case ExprKind::kRepeat: {
         const auto [lo, hi] = ClampedBounds(pool_, e, horizon_);
         out = pool_.Repeat(Clamp(pool_.Args(e)[0]), lo, hi);
@@ -174,6 +187,49 @@ class Clamper {
   }
 
  private:
+  uint64_t Key(ExprId e) const { return (uint64_t{e} << 32) | horizon_; }
+
+  // A right-associated chain item·rest clamps to Clamp(item)·Clamp(rest).
+  // Chains are as long as a literal, so this walks down in a loop to the
+  // first suffix whose clamp is known (memoized, or itself), then rebuilds
+  // upwards, memoizing suffixes on the way. The lexer states inside a
+  // literal are its successive suffixes: each later state's clamp is then a
+  // short walk to a memoized suffix, not a walk and re-interning of the
+  // whole rest (a 40,000-byte literal cost ~20 ms per mask that way).
+
+  ExprId ClampChain(ExprId e) {
+    std::vector<ExprId> suffixes;  // still to clamp, outermost first
+    ExprId rest = e;
+    ExprId out = e;
+    while (true) {
+      if (ClampsToItself(pool_, rest, horizon_) || !pool_.HasBoundedRepeat(rest)) {
+        out = rest;
+        break;
+      }
+      if (auto it = memo_.find(Key(rest)); it != memo_.end()) {
+        out = it->second;
+        break;
+      }
+      if (pool_.kind(rest) != ExprKind::kConcat) {
+        out = Clamp(rest);
+        break;
+      }
+      suffixes.push_back(rest);
+      rest = pool_.Args(rest)[1];
+    }
+    for (size_t i = suffixes.size(); i-- > 0;) {
+      const ExprId suffix = suffixes[i];
+      // Read before clamping: new nodes may move the pool's args.
+      const ExprId item = pool_.Args(suffix)[0];
+      const ExprId tail = pool_.Args(suffix)[1];
+      const ExprId clamped_item = Clamp(item);
+      out = clamped_item == item && out == tail ? suffix : pool_.Concat(clamped_item, out);
+      // Checkpoints keep their clamp (IsChainCheckpoint).
+      if (IsChainCheckpoint(suffix) || i == 0) memo_.emplace(Key(suffix), out);
+    }
+    return out;
+  }
+
   ExprSet& pool_;
   const uint32_t horizon_;
   HorizonClampMemo& memo_;

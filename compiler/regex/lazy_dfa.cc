@@ -115,7 +115,29 @@ absl::StatusOr<StateId> LazyDfa::Start(std::span<const TaggedExpr> exprs) {
   return InternLocked(std::move(live));
 }
 
-absl::Status LazyDfa::WorkExhausted() const {
+LazyDfa::WorkLimit LazyDfa::NextWorkLimit() const {
+  const std::optional<uint64_t> used = MaskWorkScope::Used();
+  if (used.has_value() && options_.max_mask_work != 0) {
+    if (*used >= options_.max_mask_work) return {0, true, true};
+    const uint64_t left = options_.max_mask_work - *used;
+    if (options_.max_transition_work == 0 || left < options_.max_transition_work) {
+      return {left, true, false};
+    }
+  }
+  return {options_.max_transition_work, false, false};
+}
+
+void LazyDfa::ChargeWork(const WorkLimit& limit, bool exhausted) const {
+  MaskWorkScope::Charge(exhausted ? limit.units : pool_->work_used());
+}
+
+absl::Status LazyDfa::WorkExhausted(const WorkLimit& limit) const {
+  if (limit.mask_bound) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "regex DFA: one mask needed more than ", options_.max_mask_work,
+        " units of derivative work for its new states (max_mask_work); the pattern is too "
+        "costly to match byte by byte (e.g. a long run of optional items before required ones)"));
+  }
   return absl::ResourceExhaustedError(absl::StrCat(
       "regex DFA: one new state needed more than ", options_.max_transition_work,
       " units of derivative work (max_transition_work); the pattern is too costly to match "
@@ -131,8 +153,13 @@ StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
   if (known != kUnknown) return known;  // Another thread filled it meanwhile.
   if (!status_.ok()) return kDead;
   const uint8_t rep = class_rep_[cls];
+  const WorkLimit limit = NextWorkLimit();
+  if (limit.spent) {
+    status_ = WorkExhausted(limit);
+    return kDead;
+  }
   std::vector<TaggedExpr> next;
-  pool_->LimitWork(options_.max_transition_work);
+  pool_->LimitWork(limit.units);
   try {
     for (const TaggedExpr& t : Info(s).exprs) {
       // A byte outside the expression's first bytes leaves it empty: dropped.
@@ -141,6 +168,7 @@ StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
       if (d == ExprSet::kNothing) continue;
       absl::StatusOr<bool> empty = pool_->IsEmpty(d, options_.emptiness_budget);
       if (!empty.ok()) {
+        ChargeWork(limit, false);
         pool_->LimitWork(0);
         status_ = empty.status();
         return kDead;
@@ -148,9 +176,11 @@ StateId LazyDfa::StepSlow(StateId s, uint8_t b) const {
       if (!*empty) next.push_back({t.tag, d});
     }
   } catch (const ExprSet::WorkBudgetExhausted&) {
-    status_ = WorkExhausted();
+    ChargeWork(limit, true);
+    status_ = WorkExhausted(limit);
     return kDead;
   }
+  ChargeWork(limit, false);
   pool_->LimitWork(0);
   if (MemoryBytesLocked() > options_.max_memory_bytes) {
     status_ = absl::ResourceExhaustedError(absl::StrCat("regex DFA exceeded its memory limit of ",
@@ -213,16 +243,23 @@ StateId LazyDfa::HorizonState(StateId s, uint32_t horizon) const {
   // Same tags, same order; a clamped expression is empty exactly when its
   // original is (they agree on the empty prefix), so none drops out.
   std::vector<TaggedExpr> clamped;
-  pool_->LimitWork(options_.max_transition_work);
+  const WorkLimit limit = NextWorkLimit();
+  if (limit.spent) {
+    status_ = WorkExhausted(limit);
+    return kDead;
+  }
+  pool_->LimitWork(limit.units);
   try {
     for (const TaggedExpr& t : Info(s).exprs) {
       clamped.push_back({t.tag, HorizonClamp(*pool_, t.expr, horizon, &clamp_memo_)});
     }
   } catch (const ExprSet::WorkBudgetExhausted&) {
+    ChargeWork(limit, true);
     clamp_memo_.clear();  // may hold a clamp cut short
-    status_ = WorkExhausted();
+    status_ = WorkExhausted(limit);
     return kDead;
   }
+  ChargeWork(limit, false);
   pool_->LimitWork(0);
   absl::StatusOr<StateId> id = InternLocked(std::move(clamped));
   if (!id.ok()) {

@@ -41,6 +41,7 @@
 #include "compiler/regex/byte_set.h"
 #include "compiler/regex/expr_set.h"
 #include "compiler/regex/horizon.h"
+#include "compiler/regex/mask_work.h"
 
 namespace maskd::regex {
 
@@ -66,6 +67,10 @@ class LazyDfa {
     // (`a?` x 3,000 then `a` x 3,000: 100 s for the first mask), so the DFA
     // fails instead (RESOURCE_EXHAUSTED naming this limit). 0: no limit.
     uint64_t max_transition_work = 20'000'000;
+    // Work all the new states built on one thread within a MaskWorkScope
+    // (one mask) may take together (mask_work.h): many states each under
+    // max_transition_work can still add up to a stall. 0: no limit.
+    uint64_t max_mask_work = 20'000'000;
   };
 
   // The state with no live expression: nothing can be accepted from it.
@@ -155,8 +160,18 @@ class LazyDfa {
 
   const StateInfo& Info(StateId s) const { return blocks_[s >> kBlockShift].info[s & kBlockMask]; }
   StateId StepSlow(StateId s, uint8_t b) const;
-  // The error of a state that ran out of Options::max_transition_work.
-  absl::Status WorkExhausted() const;
+  // The work the next new state may take: Options::max_transition_work, or
+  // less where the thread's mask budget (MaskWorkScope) has less left.
+  struct WorkLimit {
+    uint64_t units;   // for ExprSet::LimitWork; 0: none
+    bool mask_bound;  // the mask budget, not the state's own, set `units`
+    bool spent;       // the mask budget is used up already
+  };
+  WorkLimit NextWorkLimit() const;
+  // Charges the pool's work since LimitWork to the thread's mask budget.
+  void ChargeWork(const WorkLimit& limit, bool exhausted) const;
+  // The error of a state that ran out of its work limit.
+  absl::Status WorkExhausted(const WorkLimit& limit) const;
   // Interns a state whose pairs are all non-empty and sorted by tag.
   absl::StatusOr<StateId> InternLocked(std::vector<TaggedExpr> exprs) const;
   size_t MemoryBytesLocked() const;

@@ -14,16 +14,20 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cpp/spec.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "harness/data_paths.h"
 #include "maskd/v1/maskd.grpc.pb.h"
 #include "tests/e2e/e2e_support.h"
 
@@ -540,6 +544,67 @@ TEST_F(AttackerProbeTest, HostileTokenizerJsonGetsAnswers) {
   EXPECT_EQ(unregistered.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unregistered.status().message(), HasSubstr("tokenizer_id"));
   ExpectServerAndVictimFine("invalid UTF-8 in tokenizer names", victim_->steps());
+}
+
+// A flood of real tokenizer uploads (Llama-3's 9 MB tokenizer.json, each
+// parsed on the upload pool) at once: beyond the 8 the server loads at once
+// they are RESOURCE_EXHAUSTED saying so, the victim's stream goes on, health
+// answers, and once the flood is over an upload is served again.
+TEST_F(AttackerProbeTest, TokenizerUploadFloodIsBoundedAndTheVictimGoesOn) {
+  std::ifstream file(testing::TokenizerDir("llama3") + "/tokenizer.json", std::ios::binary);
+  ASSERT_TRUE(file) << "no Llama-3 tokenizer.json under " << testing::TokenizerDir("llama3");
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  const std::string tokenizer_json = bytes.str();
+  ASSERT_GT(tokenizer_json.size(), size_t{1} << 20);
+
+  constexpr int kUploads = 16;             // twice the server's 8 at once
+  constexpr uint32_t kLlama3Eos = 128001;  // the preloaded Llama-3's (tokenizer_config.json)
+  int refused_for_load = 0;
+  // A round where the first uploads finished loading before the last ones
+  // arrived sees no refusal: up to 3 rounds (each upload takes ~1 s to parse).
+  for (int round = 0; round < 3 && refused_for_load == 0; ++round) {
+    const int before = victim_->steps();
+    std::vector<absl::Status> answers(kUploads);
+    std::vector<std::thread> uploaders;
+    for (int i = 0; i < kUploads; ++i) {
+      uploaders.emplace_back([&, i] {
+        std::unique_ptr<client::MaskdClient> client = ClientOf(*process_);
+        v1::RegisterTokenizerRequest request;
+        request.mutable_files()->set_tokenizer_json(tokenizer_json);
+        request.add_eos_token_ids(kLlama3Eos);  // as preloaded: the same tokenizer
+        request.set_name(absl::StrCat("flood-", round, "-", i));
+        answers[i] = client->RegisterTokenizer(request).status();
+      });
+    }
+    for (std::thread& t : uploaders) t.join();
+    for (int i = 0; i < kUploads; ++i) {
+      SCOPED_TRACE(i);
+      const absl::Status& answer = answers[i];
+      if (answer.ok()) continue;
+      // The other refusal a flood may meet: the tenant's tokenizer quota.
+      ASSERT_EQ(answer.code(), absl::StatusCode::kResourceExhausted) << answer;
+      if (absl::StrContains(answer.message(), "at most 8 uploaded tokenizers at once")) {
+        ++refused_for_load;
+      } else {
+        EXPECT_THAT(answer.message(), HasSubstr("max_tokenizers_per_tenant")) << answer;
+      }
+    }
+    std::cout << "round " << round << ": " << refused_for_load << " of " << kUploads
+              << " uploads refused for the loads in flight\n";
+    ExpectServerAndVictimFine("an upload flood", before);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(refused_for_load, 0) << "no upload was refused for the loads in flight";
+  // The slots came back: a lone upload (the same content, so within the
+  // tenant's quota: it joins the preloaded Llama-3) is served.
+  v1::RegisterTokenizerRequest lone;
+  lone.mutable_files()->set_tokenizer_json(tokenizer_json);
+  lone.add_eos_token_ids(kLlama3Eos);
+  lone.set_name("after-the-flood");
+  absl::StatusOr<v1::RegisterTokenizerResponse> registered = client_->RegisterTokenizer(lone);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_EQ(registered->tokenizer().tokenizer_id(), tokenizer_id_);
 }
 
 }  // namespace

@@ -150,7 +150,7 @@ TEST(HostileSpecTest, SlowToMatchPatternFailsItsOpenAndOtherStreamsGoOn) {
   ASSERT_EQ(response.results_size(), 1);
   ASSERT_TRUE(response.results(0).has_error());
   EXPECT_EQ(response.results(0).error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(response.results(0).error().message(), HasSubstr("max_transition_work"));
+  EXPECT_THAT(response.results(0).error().message(), HasSubstr("max_mask_work"));
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
   EXPECT_GE(victim_steps.load(), 5);

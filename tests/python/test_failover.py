@@ -88,6 +88,33 @@ def generate(client, tokenizer, between_rounds=lambda r: None, failover=None):
             session.end()
 
 
+class FailoverBackoffTest(unittest.TestCase):
+    """FailoverOptions.backoff_s: geometric up to the cap, less at most `jitter` of it,
+    spread over workers (no server needed)."""
+
+    def test_grows_to_the_cap_and_jitter_takes_at_most_its_fraction(self):
+        f = FailoverOptions(initial_backoff_s=0.02, multiplier=2.0, max_backoff_s=0.5,
+                            jitter=0.0)
+        self.assertEqual([round(f.backoff_s(k), 6) for k in (1, 2, 5, 6, 100)],
+                         [0.02, 0.04, 0.32, 0.5, 0.5])
+        for k in range(1, 10):
+            wait = min(0.02 * 2**(k - 1), 0.5)
+            for _ in range(50):
+                got = FailoverOptions(initial_backoff_s=0.02, max_backoff_s=0.5,
+                                      jitter=0.5).backoff_s(k)
+                self.assertGreaterEqual(got, wait * 0.5 - 1e-12)
+                self.assertLessEqual(got, wait + 1e-12)
+
+    def test_workers_of_a_dead_replica_spread_their_reconnects(self):
+        waits = [FailoverOptions(initial_backoff_s=0.02, max_backoff_s=2.0, jitter=0.5,
+                                 _random=random.Random(seed)).backoff_s(4)
+                 for seed in range(64)]
+        self.assertGreaterEqual(min(waits), 0.08 - 1e-12)
+        self.assertLessEqual(max(waits), 0.16 + 1e-12)
+        self.assertGreater(max(waits) - min(waits), 0.05)
+        self.assertGreater(len({round(w, 4) for w in waits}), 30)
+
+
 class FailoverTest(unittest.TestCase):
 
     @classmethod

@@ -1,9 +1,12 @@
 """The client against the real maskd: tokenizers, Compile per spec kind and its errors, the
 Session stream (encodings, rollback, drafts, per-sequence errors), asyncio, overlap example."""
 import asyncio
+import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import grpc
@@ -15,6 +18,13 @@ from maskd_client import (Advance, AsyncMaskClient, BuiltinJson, Choices, Compil
                           Regex, SequenceError, StructuralTag, ToolCalls)
 
 MASKD = binary_from_argv(sys.argv)
+# `--maskctl PATH` (set by CTest): the C++ command-line client, for the test
+# that both clients get one handle for one schema.
+MASKCTL = None
+if "--maskctl" in sys.argv:
+    _i = sys.argv.index("--maskctl")
+    MASKCTL = sys.argv[_i + 1]
+    del sys.argv[_i:_i + 2]
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients",
                        "python", "examples", "overlap_forward.py")
 
@@ -85,6 +95,36 @@ class TokenizerAndCompileTest(unittest.TestCase):
                 again = CLIENT.compile(TOKENIZER.tokenizer_id, spec,
                                        CompileOptions(whitespace="compact"))
                 self.assertEqual(again.handle, grammar.handle)
+
+    def test_maskctl_and_python_get_one_handle_for_one_schema(self):
+        """The handle hashes a canonical form of the schema: maskctl reading a
+        hand-written file (indentation, \\u escapes) and the Python client sending
+        json.dumps of the same schema get the same grammar, not two."""
+        self.assertIsNotNone(MASKCTL, "pass --maskctl PATH")
+        schema = {"type": "object", "properties": {"name": {"type": "string", "enum": ["é", "ü/"]},
+                                                    "n": {"type": "integer", "maximum": 10}},
+                  "required": ["name"]}
+        written = ('{\n  "type" : "object",\n  "properties": {\n'
+                   '    "name": {"type": "string", "enum": ["\\u00e9", "\\u00fc\\/"]},\n'
+                   '    "n": {"type": "integer", "maximum": 10}\n  },\n'
+                   '  "required": ["name"]\n}\n')
+        self.assertEqual(json.loads(written), schema)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "schema.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(written)
+            out = subprocess.run([MASKCTL, "compile", path, "--server", SERVER.address,
+                                  "--tokenizer", "llama3"],
+                                 capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        handles = re.findall(r"^handle: ([0-9a-f]+)$", out.stdout, re.M)
+        self.assertEqual(len(handles), 1, out.stdout)
+        python = CLIENT.compile(TOKENIZER.tokenizer_id, JsonSchema(schema))
+        self.assertEqual(python.handle, handles[0])
+        # Not one handle for everything: another schema, another handle.
+        other = CLIENT.compile(TOKENIZER.tokenizer_id,
+                               JsonSchema(dict(schema, required=["n"])))
+        self.assertNotEqual(other.handle, handles[0])
 
     def test_compile_errors(self):
         with self.assertRaises(CompileError) as ctx:

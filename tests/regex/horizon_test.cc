@@ -6,6 +6,7 @@
 // horizon must differ.
 #include "compiler/regex/horizon.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <utility>
@@ -234,6 +235,72 @@ TEST(HorizonClampTest, AgreesWithTheExpressionOnShortStrings) {
             HorizonClamp(pool, pool.Repeat(a, 0, 299), 10));
   EXPECT_NE(HorizonClamp(pool, pool.Repeat(a, 0, 9), 10),
             HorizonClamp(pool, pool.Repeat(a, 0, 8), 10));
+}
+
+// The lexer states inside a long literal are its successive suffixes; with
+// one memo across calls (as LazyDfa keeps), each later suffix's clamp costs
+// a few node look-ups, not a rebuild of the whole rest (which made every mask
+// of a 40,000-byte literal cost ~20 ms). The result still agrees with the
+// expression, and with a clamp made without the memo.
+TEST(HorizonClampTest, SuffixesOfALongLiteralClampFromTheMemo) {
+  ExprSet pool;
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += static_cast<char>('a' + i % 3);
+  // The literal, then a counted tail that clamping changes.
+  const ExprId e = pool.Concat(pool.Literal(text), pool.Repeat(pool.Byte('c'), 0, 300));
+  constexpr uint32_t kHorizon = 6;
+  HorizonClampMemo memo;
+  const ExprId clamped = HorizonClamp(pool, e, kHorizon, &memo);
+  ASSERT_NE(clamped, e);
+  ExprId suffix = e;
+  uint64_t most = 0;
+  for (int i = 0; i < 200; ++i) {
+    suffix = pool.Derivative(suffix, static_cast<uint8_t>(text[i]));
+    pool.LimitWork(uint64_t{1} << 40);
+    const ExprId from_memo = HorizonClamp(pool, suffix, kHorizon, &memo);
+    most = std::max(most, pool.work_used());
+    pool.LimitWork(0);
+    EXPECT_EQ(from_memo, HorizonClamp(pool, suffix, kHorizon));
+  }
+  EXPECT_LT(most, 400u) << "a suffix's clamp rebuilt the chain";
+  // A literal with no bounded repetition clamps to itself without a walk,
+  // even with no memo (a memo holds 2^18 entries, a literal can be longer).
+  const ExprId plain = pool.Concat(pool.Literal(text), pool.Star(pool.Byte('c')));
+  pool.LimitWork(uint64_t{1} << 40);
+  EXPECT_EQ(HorizonClamp(pool, plain, kHorizon), plain);
+  EXPECT_LT(pool.work_used(), 5u) << "a literal without counters was rebuilt";
+  pool.LimitWork(0);
+  // Agreement on short strings near the end of the literal.
+  ExprId late = e;
+  for (size_t i = 0; i + 3 < text.size(); ++i)
+    late = pool.Derivative(late, static_cast<uint8_t>(text[i]));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectAgree(pool, late, HorizonClamp(pool, late, kHorizon, &memo), Strings(kHorizon)));
+}
+
+// The fingerprints of a literal's successive suffixes (the lexer states
+// inside it) keep only checkpoints in the caller's memo: a memo holding every
+// suffix of a literal longer than its bound (2^18) was cleared at every state,
+// and each state then walked the whole rest of the chain again.
+TEST(HorizonFingerprintTest, SuffixesOfALongLiteralKeepOnlyCheckpoints) {
+  ExprSet pool;
+  std::string text;
+  for (int i = 0; i < 10000; ++i) text += static_cast<char>('a' + i % 3);
+  const ExprId e = pool.Concat(pool.Literal(text), pool.Repeat(pool.Byte('c'), 0, 300));
+  constexpr uint32_t kHorizon = 6;
+  HorizonMemo memo;
+  const Fingerprint first = HorizonFingerprint(pool, e, kHorizon, &memo);
+  EXPECT_LT(memo.size(), text.size() / 8) << "every link of the chain was kept";
+  EXPECT_GT(memo.size(), text.size() / 128) << "no checkpoints were kept";
+  EXPECT_EQ(first, HorizonFingerprint(pool, e, kHorizon));
+  ExprId suffix = e;
+  for (int i = 0; i < 200; ++i) {
+    suffix = pool.Derivative(suffix, static_cast<uint8_t>(text[i]));
+    // Same value from the checkpoints as from a walk of the whole chain.
+    EXPECT_EQ(HorizonFingerprint(pool, suffix, kHorizon, &memo),
+              HorizonFingerprint(pool, suffix, kHorizon));
+  }
+  EXPECT_LT(memo.size(), text.size() / 8 + 400);
 }
 
 }  // namespace

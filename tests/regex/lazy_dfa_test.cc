@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/regex/ecma_regex.h"
+#include "compiler/regex/mask_work.h"
 #include "gtest/gtest.h"
 #include "naive_semantics.h"
 
@@ -188,6 +189,68 @@ TEST(LazyDfaTest, MemoryLimitFailsTheDfa) {
   for (int i = 0; i < 5000 && dfa.status().ok(); ++i) s = dfa.Step(s, 'a');
   EXPECT_EQ(dfa.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_LE(dfa.MemoryBytes(), 200000u + 100000u);
+}
+
+// The derivative work of walking `bytes` from a fresh DFA of `pattern`
+// within one MaskWorkScope, and the DFA's status after it.
+std::pair<uint64_t, absl::Status> WalkInOneMask(const std::string& pattern,
+                                                const std::string& bytes, uint64_t max_mask_work) {
+  ExprSet pool;
+  ExprId e = Full(pool, pattern);
+  LazyDfa::Options options;
+  options.max_mask_work = max_mask_work;
+  LazyDfa dfa(&pool, options);
+  StateId s = dfa.Start(e).value();
+  MaskWorkScope mask;
+  dfa.Walk(s, bytes);
+  return {*MaskWorkScope::Used(), dfa.status()};
+}
+
+// A mask walk may build many new states each well under the per-state
+// limit: within one scope their work adds up to max_mask_work, and past
+// it the DFA fails naming that limit instead of stalling its thread.
+TEST(LazyDfaTest, MaskWorkLimitBoundsTheNewStatesOfOneMask) {
+  const std::string pattern = "(a?){40}a{40}";
+  const std::string bytes(60, 'a');
+  auto [needed, ok_status] = WalkInOneMask(pattern, bytes, 0);
+  ASSERT_TRUE(ok_status.ok()) << ok_status;
+  ASSERT_GT(needed, 1000u);  // many states, each some work
+
+  EXPECT_TRUE(WalkInOneMask(pattern, bytes, needed + 1).second.ok());
+  absl::Status over = WalkInOneMask(pattern, bytes, needed / 2).second;
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(over.message().find("max_mask_work"), std::string::npos) << over;
+}
+
+// The budget is per scope: the same walk split over two masks needs half
+// of it in each, and a scope inside a scope joins it.
+TEST(LazyDfaTest, MaskWorkIsCountedPerOutermostScope) {
+  ExprSet pool;
+  ExprId e = Full(pool, "(a?){40}a{40}");
+  LazyDfa::Options options;
+  options.max_mask_work = 0;
+  LazyDfa unlimited(&pool, options);
+  StateId s = unlimited.Start(e).value();
+  uint64_t first = 0;
+  {
+    MaskWorkScope mask;
+    s = unlimited.Walk(s, std::string(30, 'a'));
+    {
+      MaskWorkScope inner;
+      s = unlimited.Walk(s, std::string(10, 'a'));
+    }
+    first = *MaskWorkScope::Used();
+  }
+  EXPECT_FALSE(MaskWorkScope::Used().has_value());
+  MaskWorkScope second;
+  EXPECT_EQ(*MaskWorkScope::Used(), 0u);
+  unlimited.Walk(s, std::string(20, 'a'));
+  EXPECT_GT(first, 0u);
+  EXPECT_GT(*MaskWorkScope::Used(), 0u);
+  // Walking known transitions again costs nothing.
+  const uint64_t before = *MaskWorkScope::Used();
+  unlimited.Walk(unlimited.Start(e).value(), std::string(40, 'a'));
+  EXPECT_EQ(*MaskWorkScope::Used(), before);
 }
 
 TEST(LazyDfaTest, ConcurrentWalksAgreeWithSequentialMatching) {
