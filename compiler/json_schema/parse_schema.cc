@@ -358,6 +358,11 @@ class Parser {
   // name ("" for $recursiveAnchor) and where, re-checked once every place a
   // $ref reached has been indexed.
   std::vector<std::pair<std::string, std::string>> single_resource_decisions_;
+  // The documents (URIs without fragment) that indexed $refs and
+  // $dynamicRefs name, in the order met: PreloadDocuments() loads the other
+  // documents among them before the dynamic anchors are counted.
+  std::vector<std::string> referenced_documents_;
+  absl::Status PreloadDocuments();
   // Per-node state of the keyword loop (numeric forms that pair up).
   struct Bounds {
     std::optional<Decimal> minimum, maximum, exclusive_minimum, exclusive_maximum;
@@ -409,6 +414,14 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
     }
   }
   SplitFragment(new_base, &base_no_fragment, &unused);
+  for (const char* key : {"$ref", "$dynamicRef"}) {
+    std::string_view ref;
+    if (obj[key].get(ref) == simdjson::SUCCESS) {
+      std::string uri, fragment;
+      SplitFragment(ResolveUri(new_base, ref), &uri, &fragment);
+      referenced_documents_.push_back(std::move(uri));
+    }
+  }
   for (const char* key : {"$anchor", "$dynamicAnchor"}) {
     std::string_view anchor;
     if (obj[key].get(anchor) == simdjson::SUCCESS) {
@@ -802,6 +815,22 @@ absl::StatusOr<NodeId> Parser::NodeForRecursiveRef(std::string_view ref, const s
     single_resource_decisions_.emplace_back("", here);
   }
   return NodeForRef(ref, base, at, "$recursiveRef");
+}
+
+// Which $dynamicAnchor names depend on the dynamic scope (tracked_) is
+// decided from every resource that declares them, so the documents the
+// schema refers to, and those they refer to, are loaded (and indexed) before
+// that count: a metaschema reached by {"$ref": ".../2020-12/schema"}
+// declares "meta" in 8 resources. A document that cannot be loaded is left
+// to the $ref that reaches it, which reports why (or is never reached).
+absl::Status Parser::PreloadDocuments() {
+  for (size_t i = 0; i < referenced_documents_.size(); ++i) {
+    const std::string uri = referenced_documents_[i];  // Loading appends.
+    if (resource_pointer_.contains(uri)) continue;
+    absl::StatusOr<bool> loaded = LoadDocument(uri, "", "$ref");
+    if (!loaded.ok() && resource_pointer_.contains(uri)) return loaded.status();
+  }
+  return absl::OkStatus();
 }
 
 // A $ref into a place the first index pass did not visit indexes it late: a
@@ -1317,6 +1346,7 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   }
   resource_pointer_[std::string(kDefaultBaseUri)] = "";
   if (absl::Status s = Index(root_, "", std::string(kDefaultBaseUri)); !s.ok()) return s;
+  if (absl::Status s = PreloadDocuments(); !s.ok()) return s;
   std::string root_resource, unused;
   SplitFragment(BaseFor(""), &root_resource, &unused);
   for (const auto& [name, declaring] : dynamic_anchor_resources_) {

@@ -1,6 +1,7 @@
 #include "compiler/json_schema/parse_schema.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -207,6 +208,46 @@ TEST(ParseSchemaTest, DynamicRefsThatDependOnThePath) {
   Schema d2020 = Parse(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
       "items": {"$recursiveRef": "#", "type": "string"}})");
   EXPECT_EQ(d2020.ignored_keywords.size(), 1u);
+}
+
+// Dynamic anchors declared in other documents count too: the documents the
+// schema refers to are loaded before the names that depend on the path are
+// chosen (the 2020-12 metaschema, reached by a $ref, declares "meta" in 8
+// resources). Before, "itemType" below, declared by two remote resources,
+// was refused as depending on the dynamic scope.
+TEST(ParseSchemaTest, DynamicAnchorsOfReferredDocumentsAreTracked) {
+  ParseOptions options = AsWritten();
+  options.resources = {
+      {"https://example.com/genericList",
+       R"({"$id": "https://example.com/genericList", "items": {"$dynamicRef": "#itemType"},
+           "$defs": {"default": {"$dynamicAnchor": "itemType"}}})"},
+      {"https://example.com/numberList",
+       R"({"$ref": "genericList",
+           "$defs": {"t": {"$dynamicAnchor": "itemType", "type": "number"}}})"},
+      {"https://example.com/stringList",
+       R"({"$ref": "genericList",
+           "$defs": {"t": {"$dynamicAnchor": "itemType", "type": "string"}}})"}};
+  Schema s = Parse(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "anyOf": [{"$ref": "https://example.com/numberList"},
+                {"$ref": "https://example.com/stringList"}]})",
+                   options);
+  // genericList's items once per list that led there, each naming its own
+  // list's anchor.
+  std::vector<std::string> targets;
+  for (const SchemaNode& n : s.nodes) {
+    if (n.pointer == "https://example.com/numberList#/$defs/t" ||
+        n.pointer == "https://example.com/stringList#/$defs/t") {
+      targets.push_back(n.pointer);
+    }
+  }
+  EXPECT_THAT(targets, ::testing::UnorderedElementsAre("https://example.com/numberList#/$defs/t",
+                                                       "https://example.com/stringList#/$defs/t"))
+      << s.DebugString();
+  int generic_items = 0;
+  for (const SchemaNode& n : s.nodes) {
+    generic_items += n.pointer == "https://example.com/genericList#/items";
+  }
+  EXPECT_EQ(generic_items, 2) << s.DebugString();
 }
 
 // What an unevaluated keyword's in-place subschemas evaluate is collected by
