@@ -155,5 +155,35 @@ TEST(ListedMultiplesTest, NegativeZeroIsZero) {
   }
 }
 
+// allOf parts that both have patternProperties, one with a non-trivial
+// additionalProperties, were left unmerged and refused ("allOf whose parts
+// cannot be merged"); with the same patterns on both sides they merge
+// exactly. That is unevaluatedProperties beside an `if` without then/else
+// (JSON-Schema-Test-Suite 2020-12 "unevaluatedProperties can see
+// annotations from if without then and else").
+TEST(SamePatternsMergeTest, PatternPartsWithAdditionalPropertiesMerge) {
+  auto merged = Compile(
+      R"({"allOf":[{"patternProperties":{"^f":{"type":"string"}}},
+                   {"patternProperties":{"^f":true},"additionalProperties":{"type":"null"}}]})");
+  if (merged != nullptr) {
+    EXPECT_TRUE(Accepts(merged, R"({"foo": "a", "fa": "b"})"));
+    EXPECT_TRUE(Accepts(merged, R"({"foo": "a", "bar": null})"));
+    EXPECT_FALSE(Accepts(merged, R"({"foo": 1})"));    // The first part's pattern schema.
+    EXPECT_FALSE(Accepts(merged, R"({"bar": "a"})"));  // The second's additionalProperties.
+    EXPECT_TRUE(Accepts(merged, "{}"));
+  }
+  auto if_only = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "if": {"patternProperties": {"foo": {"type": "string"}}}, "unevaluatedProperties": false})");
+  if (if_only != nullptr) {
+    EXPECT_TRUE(Accepts(if_only, R"({"foo": "a"})"));
+    EXPECT_TRUE(Accepts(if_only, R"({"xfoo": "a", "foo": "b"})"));
+    EXPECT_TRUE(Accepts(if_only, "{}"));
+    EXPECT_FALSE(Accepts(if_only, R"({"bar": "a"})"));
+    EXPECT_FALSE(Accepts(if_only, R"({"foo": 1})"));  // `if` fails: nothing is evaluated.
+    EXPECT_FALSE(Accepts(if_only, R"({"foo": "a", "bar": "b"})"));
+    EXPECT_TRUE(Accepts(if_only, "3"));
+  }
+}
+
 }  // namespace
 }  // namespace maskd
