@@ -18,9 +18,10 @@
 // closing is monotone (evaluating more only weakens it): the combination of
 // the options that do hold is among them, and any combination whose guards
 // hold evaluates no more than the instance's real evaluation does. A
-// branch's own evaluation must be static (a conditional inside a conditional
-// that evaluates something is refused by name), as are `contains` and
-// dynamic references beside the keyword. `not` never evaluates (its
+// branch's options are its always-applied set with each combination of the
+// options of the conditionals inside it (their guards added: they hold inside
+// a valid branch, so the same argument applies), at most 64 per conditional.
+// `contains` and dynamic references beside the keyword are refused by name. `not` never evaluates (its
 // annotations are dropped).
 #ifndef MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 #define MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_

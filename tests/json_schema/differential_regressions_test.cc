@@ -185,5 +185,30 @@ TEST(SamePatternsMergeTest, PatternPartsWithAdditionalPropertiesMerge) {
   }
 }
 
+// unevaluatedProperties beside a conditional whose branch holds another one
+// that evaluates properties ({"oneOf": [{"$ref": "#/$defs/two"}, ...]} with
+// two a oneOf) was refused ("depend on whether it validates"); the inner
+// conditional's options now join the branch's, guards and all.
+TEST(NestedConditionalsTest, UnevaluatedSeesConditionalsInsideBranches) {
+  auto g = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$defs": {"two": {"oneOf": [{"required": ["c"], "properties": {"c": true}},
+                                  {"required": ["d"], "properties": {"d": true}}]}},
+      "anyOf": [{"$ref": "#/$defs/two"},
+                {"if": {"required": ["i"], "properties": {"i": {"const": 1}}},
+                 "then": {"properties": {"t": true}}, "else": {"properties": {"e": true}}}],
+      "unevaluatedProperties": false})");
+  if (g == nullptr) return;
+  EXPECT_TRUE(Accepts(g, R"({"c": 1})"));
+  EXPECT_TRUE(Accepts(g, R"({"d": 1})"));
+  EXPECT_FALSE(Accepts(g, R"({"c": 1, "d": 1, "x": 1})"));  // Neither branch: no `two`.
+  EXPECT_FALSE(Accepts(g, R"({"c": 1, "x": 1})"));
+  EXPECT_TRUE(Accepts(g, R"({"i": 1, "t": 2})"));   // if holds: i and t evaluated.
+  EXPECT_FALSE(Accepts(g, R"({"i": 1, "e": 2})"));  // e only where if fails.
+  EXPECT_TRUE(Accepts(g, R"({"e": 2})"));           // if fails: its i is not evaluated...
+  EXPECT_FALSE(Accepts(g, R"({"i": 2, "e": 2})"));  // ...so i stays unevaluated.
+  EXPECT_TRUE(Accepts(g, R"({"c": 1, "e": 2})"));   // Both anyOf branches hold.
+  EXPECT_TRUE(Accepts(g, "{}"));                    // The else branch holds on {}.
+}
+
 }  // namespace
 }  // namespace maskd
