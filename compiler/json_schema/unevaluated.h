@@ -21,8 +21,8 @@
 // branch's options are its always-applied set with each combination of the
 // options of the conditionals inside it (their guards added: they hold inside
 // a valid branch, so the same argument applies), at most 64 per conditional.
-// `contains` and dynamic references beside the keyword are refused by name. `not` never evaluates (its
-// annotations are dropped).
+// `contains` and dynamic references beside the keyword are refused by name. `not` never evaluates
+// (its annotations are dropped).
 #ifndef MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 #define MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 
