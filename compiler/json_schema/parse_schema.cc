@@ -288,6 +288,11 @@ class Parser {
   bool Locate(const std::string& pointer, element* out) const;
   absl::StatusOr<NodeId> NodeForDynamicRef(std::string_view ref, const std::string& base,
                                            const std::string& at);
+  // The $dynamicRef's target where it does not depend on the path from the
+  // node being filled (the same decisions as NodeForDynamicRef, for
+  // unevaluated keywords): nullopt where it does.
+  absl::StatusOr<std::optional<std::pair<element, std::string>>> StaticDynamicRefTarget(
+      std::string_view ref, const std::string& base, const std::string& at);
   absl::StatusOr<NodeId> NodeForRecursiveRef(std::string_view ref, const std::string& base,
                                              const std::string& at);
   absl::Status RecheckDynamicDecisions() const;
@@ -644,6 +649,15 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
     if (!target.ok()) return target.status();
     return SchemaAt{target->first, target->second};
   };
+  context.resolve_dynamic_ref =
+      [this](std::string_view ref,
+             const std::string& pointer) -> absl::StatusOr<std::optional<SchemaAt>> {
+    absl::StatusOr<std::optional<std::pair<element, std::string>>> target =
+        StaticDynamicRefTarget(ref, BaseFor(pointer), pointer);
+    if (!target.ok()) return target.status();
+    if (!*target) return std::optional<SchemaAt>();
+    return std::optional<SchemaAt>(SchemaAt{(*target)->first, (*target)->second});
+  };
   absl::StatusOr<Evaluation> evaluation = EvaluatedBy({schema, ptr}, kind, context, at);
   if (!evaluation.ok()) return evaluation.status();
   const EvaluatedSet& always = evaluation->always;
@@ -787,6 +801,40 @@ absl::StatusOr<NodeId> Parser::NodeForDynamicRef(std::string_view ref, const std
                        declaring->second.size(), " schema resources declare $dynamicAnchor \"",
                        fragment, "\" and the root resource does not) at ", here)),
       here);
+}
+
+absl::StatusOr<std::optional<std::pair<element, std::string>>> Parser::StaticDynamicRefTarget(
+    std::string_view ref, const std::string& base, const std::string& at) {
+  using Target = std::optional<std::pair<element, std::string>>;
+  auto resolved = [&](std::string_view r, const std::string& b) -> absl::StatusOr<Target> {
+    absl::StatusOr<std::pair<element, std::string>> t = ResolveRef(r, b, at, "$dynamicRef");
+    if (!t.ok()) return t.status();
+    return Target(*std::move(t));
+  };
+  std::string uri, fragment;
+  SplitFragment(ResolveUri(base, ref), &uri, &fragment);
+  fragment = PercentDecode(fragment);
+  auto declaring = dynamic_anchor_resources_.find(fragment);
+  if (fragment.empty() || fragment[0] == '/' || declaring == dynamic_anchor_resources_.end() ||
+      !declaring->second.contains(uri)) {
+    return resolved(ref, base);  // No bookend: a plain reference.
+  }
+  std::string root_resource, unused;
+  SplitFragment(BaseFor(""), &root_resource, &unused);
+  if (declaring->second.contains(root_resource)) {
+    return resolved(absl::StrCat("#", fragment), root_resource);
+  }
+  if (declaring->second.size() == 1) {
+    single_resource_decisions_.emplace_back(fragment, Child(at, "$dynamicRef"));
+    return resolved(ref, base);
+  }
+  // The outermost declaring resource on this node's path is fixed once met:
+  // resources entered further in cannot change it.
+  if (auto outermost = scope_.find(fragment);
+      tracked_.contains(fragment) && outermost != scope_.end()) {
+    return resolved(absl::StrCat("#", fragment), outermost->second);
+  }
+  return Target();
 }
 
 // 2019-09 $recursiveRef ("#" only). The target is the current resource's root

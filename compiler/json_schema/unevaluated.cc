@@ -89,8 +89,17 @@ class Walker {
         return Refuse("contains", Child(s.pointer, "contains"), "the items it matches");
       }
     }
-    for (const char* dynamic : {"$dynamicRef", "$recursiveRef"}) {
-      if (has(dynamic)) return Refuse(dynamic, Child(s.pointer, dynamic), "its target");
+    if (has("$dynamicRef") && v.type() == element_type::STRING && context_.resolve_dynamic_ref) {
+      absl::StatusOr<std::optional<SchemaAt>> target =
+          context_.resolve_dynamic_ref(std::string_view(v), s.pointer);
+      if (!target.ok()) return target.status();
+      if (!*target) return Refuse("$dynamicRef", Child(s.pointer, "$dynamicRef"), "its target");
+      if (absl::Status st = Always(**target, false); !st.ok()) return st;
+    } else if (has("$dynamicRef")) {
+      return Refuse("$dynamicRef", Child(s.pointer, "$dynamicRef"), "its target");
+    }
+    if (has("$recursiveRef")) {
+      return Refuse("$recursiveRef", Child(s.pointer, "$recursiveRef"), "its target");
     }
     if (has("allOf") && v.type() == element_type::ARRAY) {
       size_t i = 0;

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,11 @@ struct EvaluationContext {
   // The target of the $ref in the schema at `pointer`.
   std::function<absl::StatusOr<SchemaAt>(std::string_view ref, const std::string& pointer)>
       resolve_ref;
+  // The target of the $dynamicRef in the schema at `pointer` where it does
+  // not depend on the path that reaches it (nullopt where it does).
+  std::function<absl::StatusOr<std::optional<SchemaAt>>(std::string_view ref,
+                                                        const std::string& pointer)>
+      resolve_dynamic_ref;
 };
 
 // The evaluation of `schema` (its own `keyword` left out) for the

@@ -210,5 +210,47 @@ TEST(NestedConditionalsTest, UnevaluatedSeesConditionalsInsideBranches) {
   EXPECT_TRUE(Accepts(g, "{}"));                    // The else branch holds on {}.
 }
 
+// unevaluatedProperties beside a $dynamicRef was refused ("depend on its
+// target"); where the target does not depend on the path from the node
+// (the root declares the anchor, or the node's dynamic scope already names
+// the outermost declaring resource) the target's evaluation counts.
+TEST(UnevaluatedBesideDynamicRefTest, StaticTargetsAreEvaluated) {
+  auto rooted = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "https://example.com/derived", "$ref": "base",
+      "$defs": {
+        "derived": {"$dynamicAnchor": "addons", "properties": {"bar": {"type": "string"}}},
+        "base": {"$id": "base", "unevaluatedProperties": false,
+                 "properties": {"foo": {"type": "string"}}, "$dynamicRef": "#addons",
+                 "$defs": {"d": {"$dynamicAnchor": "addons"}}}}})");
+  if (rooted != nullptr) {
+    EXPECT_TRUE(Accepts(rooted, R"({"foo": "a", "bar": "b"})"));
+    EXPECT_FALSE(Accepts(rooted, R"({"foo": "a", "bar": "b", "baz": "c"})"));
+    EXPECT_FALSE(Accepts(rooted, R"({"bar": 1})"));
+  }
+  // Two resources extend genericList: which one's properties are evaluated
+  // depends on the list that led there, one node per dynamic scope.
+  auto scoped = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "https://example.com/main",
+      "anyOf": [{"$ref": "numberList"}, {"$ref": "stringList"}],
+      "$defs": {
+        "genericList": {"$id": "genericList", "$dynamicRef": "#ext",
+                        "properties": {"kind": true}, "unevaluatedProperties": false,
+                        "$defs": {"default": {"$dynamicAnchor": "ext"}}},
+        "numberList": {"$id": "numberList", "$ref": "genericList",
+                       "$defs": {"t": {"$dynamicAnchor": "ext",
+                                       "properties": {"n": {"type": "number"}}}}},
+        "stringList": {"$id": "stringList", "$ref": "genericList",
+                       "$defs": {"t": {"$dynamicAnchor": "ext",
+                                       "properties": {"s": {"type": "string"}}}}}}})");
+  if (scoped != nullptr) {
+    EXPECT_TRUE(Accepts(scoped, R"({"kind": 1, "n": 2})"));
+    EXPECT_TRUE(Accepts(scoped, R"({"s": "x"})"));
+    EXPECT_FALSE(Accepts(scoped, R"({"n": 2, "s": "x"})"));  // Neither list evaluates both.
+    EXPECT_FALSE(Accepts(scoped, R"({"n": "a"})"));
+    EXPECT_FALSE(Accepts(scoped, R"({"x": 1})"));
+    EXPECT_TRUE(Accepts(scoped, R"({"kind": 1})"));
+  }
+}
+
 }  // namespace
 }  // namespace maskd
