@@ -666,8 +666,21 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
   if (!rest.ok()) return rest.status();
   if (*rest == kTrueNode) return absl::OkStatus();
   // A node where the members (items) outside `evaluated` match `rest`.
-  auto closing = [&](const EvaluatedSet& evaluated) -> NodeId {
+  auto closing = [&](const EvaluatedSet& evaluated) -> absl::StatusOr<NodeId> {
     if (evaluated.all) return kTrueNode;
+    // Items matching a contains schema are evaluated: the others match `rest`.
+    NodeId item_rest = *rest;
+    if (!evaluated.contains.empty()) {
+      std::vector<NodeId> either;
+      for (const SchemaAt& c : evaluated.contains) {
+        absl::StatusOr<NodeId> matched = NodeFor(c.value, c.pointer);
+        if (!matched.ok()) return matched.status();
+        either.push_back(*matched);
+      }
+      either.push_back(*rest);
+      item_rest = NewNode(at);
+      schema_.nodes[item_rest].any_of = std::move(either);
+    }
     const NodeId part = NewNode(at);
     SchemaNode& close = schema_.nodes[part];
     if (kind == Unevaluated::kProperties) {
@@ -679,7 +692,7 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
       close.additional_properties = *rest;
     } else {
       close.prefix_items.assign(evaluated.prefix, kTrueNode);
-      close.items = *rest;
+      close.items = item_rest;
     }
     return part;
   };
@@ -723,7 +736,9 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
           parts.push_back(*g);
         }
       }
-      parts.push_back(closing(evaluated));
+      absl::StatusOr<NodeId> closed = closing(evaluated);
+      if (!closed.ok()) return closed.status();
+      parts.push_back(*closed);
       const NodeId term = NewNode(at);
       schema_.nodes[term].all_of = std::move(parts);
       terms.push_back(term);
@@ -747,13 +762,16 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
       bounds_.has_additional_properties = true;
       return absl::OkStatus();
     }
-  } else if (always.prefix == node->prefix_items.size() && node->items == kTrueNode) {
+  } else if (always.prefix == node->prefix_items.size() && node->items == kTrueNode &&
+             always.contains.empty()) {
     node->items = *rest;
     return absl::OkStatus();
   }
   // An allOf part that declares the evaluated names and patterns (prefix) as
   // `true` and closes the rest.
-  node->all_of.push_back(closing(always));
+  absl::StatusOr<NodeId> closed = closing(always);
+  if (!closed.ok()) return closed.status();
+  node->all_of.push_back(*closed);
   return absl::OkStatus();
 }
 

@@ -41,6 +41,12 @@ void EvaluatedUnion(const EvaluatedSet& from, EvaluatedSet* into) {
     }
   }
   into->prefix = std::max(into->prefix, from.prefix);
+  for (const SchemaAt& c : from.contains) {
+    if (std::none_of(into->contains.begin(), into->contains.end(),
+                     [&](const SchemaAt& x) { return x.pointer == c.pointer; })) {
+      into->contains.push_back(c);
+    }
+  }
 }
 
 namespace {
@@ -86,7 +92,9 @@ class Walker {
       }
       if (!own && has("unevaluatedItems")) out_.all = true;
       if (has("contains")) {
-        return Refuse("contains", Child(s.pointer, "contains"), "the items it matches");
+        EvaluatedSet matched;
+        matched.contains.push_back({v, Child(s.pointer, "contains")});
+        EvaluatedUnion(matched, &out_);
       }
     }
     if (has("$dynamicRef") && v.type() == element_type::STRING && context_.resolve_dynamic_ref) {
@@ -201,7 +209,7 @@ class Walker {
 
  private:
   static bool Empty(const EvaluatedSet& e) {
-    return !e.all && e.names.empty() && e.patterns.empty() && e.prefix == 0;
+    return !e.all && e.names.empty() && e.patterns.empty() && e.prefix == 0 && e.contains.empty();
   }
 
   static bool AllEmpty(const std::vector<EvaluationOption>& options) {

@@ -252,5 +252,27 @@ TEST(UnevaluatedBesideDynamicRefTest, StaticTargetsAreEvaluated) {
   }
 }
 
+// unevaluatedItems beside `contains` was refused ("depend on the items it
+// matches"): the items a contains schema matches are evaluated, so the
+// others must match the unevaluated schema.
+TEST(UnevaluatedBesideContainsTest, MatchedItemsAreEvaluated) {
+  auto zero = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "contains": {"type": "string"}, "minContains": 0, "unevaluatedItems": false})");
+  if (zero != nullptr) {
+    EXPECT_TRUE(Accepts(zero, "[]"));
+    EXPECT_TRUE(Accepts(zero, R"(["foo", "bar"])"));
+    EXPECT_FALSE(Accepts(zero, "[0]"));
+    EXPECT_FALSE(Accepts(zero, R"(["foo", 0])"));
+  }
+  auto nulls = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "contains": {"type": "string"}, "unevaluatedItems": {"type": "null"}})");
+  if (nulls != nullptr) {
+    EXPECT_TRUE(Accepts(nulls, R"(["a", null, "b"])"));
+    EXPECT_FALSE(Accepts(nulls, R"(["a", 1])"));
+    EXPECT_FALSE(Accepts(nulls, "[null]"));  // contains fails.
+    EXPECT_FALSE(Accepts(nulls, "[]"));
+  }
+}
+
 }  // namespace
 }  // namespace maskd
