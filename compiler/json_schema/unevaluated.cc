@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
@@ -53,10 +54,15 @@ namespace {
 
 class Walker {
  public:
+  // A branch's options by its pointer, shared by the walks of one keyword:
+  // they depend on the branch alone, and a branch reached along many paths
+  // (a $defs chain of anyOf pairs) would otherwise be walked once per path.
+  using Memo = absl::flat_hash_map<std::string, std::vector<EvaluationOption>>;
+
   // `depth`: how deep the walk that starts this one (a branch's) already is.
   Walker(Unevaluated kind, const EvaluationContext& context, const std::string& keyword_pointer,
-         int depth)
-      : kind_(kind), context_(context), at_(keyword_pointer), depth_(depth) {}
+         int depth, Memo* memo)
+      : kind_(kind), context_(context), at_(keyword_pointer), depth_(depth), memo_(memo) {}
 
   // Adds what `s`, applied to every instance, evaluates; `own` leaves out
   // the unevaluated keyword being resolved.
@@ -244,13 +250,15 @@ class Walker {
   // conditionals inside it (their guards hold inside a valid branch, so the
   // closing stays monotone and exact, as for the outermost ones).
   absl::StatusOr<std::vector<EvaluationOption>> BranchOptions(const SchemaAt& branch) {
-    Walker inner(kind_, context_, at_, depth_);
+    if (auto known = memo_->find(branch.pointer); known != memo_->end()) return known->second;
+    Walker inner(kind_, context_, at_, depth_, memo_);
     if (absl::Status st = inner.Always(branch, false); !st.ok()) return st;
     std::vector<EvaluationOption> options = {{{}, std::move(inner.out_)}};
     for (const std::vector<EvaluationOption>& choice : inner.choices_) {
       options = Product(options, choice);
       if (options.size() > kMaxOptions) return TooManyOptions("the conditionals", branch.pointer);
     }
+    memo_->emplace(branch.pointer, options);
     return options;
   }
 
@@ -294,6 +302,7 @@ class Walker {
   const EvaluationContext& context_;
   const std::string at_;
   int depth_ = 0;
+  Memo* const memo_;
   EvaluatedSet out_;
   std::vector<std::vector<EvaluationOption>> choices_;
   absl::flat_hash_set<std::string> always_seen_;
@@ -304,7 +313,8 @@ class Walker {
 absl::StatusOr<Evaluation> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
                                        const EvaluationContext& context,
                                        const std::string& keyword_pointer) {
-  Walker walker(kind, context, keyword_pointer, /*depth=*/0);
+  Walker::Memo memo;
+  Walker walker(kind, context, keyword_pointer, /*depth=*/0, &memo);
   if (absl::Status s = walker.Always(schema, /*own=*/true); !s.ok()) return s;
   return std::move(walker).Result();
 }
