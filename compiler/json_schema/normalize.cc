@@ -379,14 +379,26 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
   // patterns (when none of its own properties match them). When both sides
   // have patterns and one has a non-trivial additionalProperties, a key
   // would need "matches this pattern and not that one": that part, like an
-  // undecidable pattern, stays a residual allOf entry.
+  // undecidable pattern, stays a residual allOf entry. Unless both sides
+  // have the same patterns: a key then matches the same ones on both sides,
+  // so it gets both sides' pattern schemas, or, matching none, both
+  // additionalProperties (unevaluatedProperties's closing part declares the
+  // patterns of the schema beside it: {"patternProperties": {"^f": S}} and
+  // {"patternProperties": {"^f": true}, "additionalProperties": false}).
   const bool t_patterns = !t->pattern_properties.empty();
   const bool b_patterns = !b.pattern_properties.empty();
+  auto pattern_set = [](const SchemaNode& x) {
+    absl::flat_hash_set<std::string> set;
+    for (const auto& [pattern, value] : x.pattern_properties) set.insert(pattern);
+    return set;
+  };
+  const bool same_patterns = t_patterns && b_patterns && pattern_set(*t) == pattern_set(b);
   bool objects_merged = false;
   if ((!t_patterns || t->properties_include_patterns) &&
       (!b_patterns || b.properties_include_patterns) &&
-      !(t_patterns && b_patterns &&
-        (t->additional_properties != kTrueNode || b.additional_properties != kTrueNode))) {
+      (same_patterns ||
+       !(t_patterns && b_patterns &&
+         (t->additional_properties != kTrueNode || b.additional_properties != kTrueNode)))) {
     // A side's schema for `key`; nullopt when a pattern cannot be evaluated.
     auto schema_for = [&](const SchemaNode& x,
                           const std::string& key) -> absl::StatusOr<std::optional<NodeId>> {
@@ -418,7 +430,8 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
     };
     std::vector<std::pair<std::string, NodeId>> properties;
     absl::flat_hash_set<std::string> seen;
-    bool decided = !declared_match(*t, b) && !declared_match(b, *t);
+    // With the same patterns no additionalProperties goes onto patterns.
+    bool decided = same_patterns || (!declared_match(*t, b) && !declared_match(b, *t));
     for (const std::vector<std::pair<std::string, NodeId>>* side :
          {static_cast<const std::vector<std::pair<std::string, NodeId>>*>(&t->properties),
           &b.properties}) {
@@ -451,9 +464,29 @@ absl::Status Normalizer::Merge(SchemaNode* t, const SchemaNode& b,
         }
         return absl::OkStatus();
       };
-      // With patterns on both sides, both additionalProperties are true.
-      if (absl::Status st = add_patterns(*t, b.additional_properties); !st.ok()) return st;
-      if (absl::Status st = add_patterns(b, t->additional_properties); !st.ok()) return st;
+      // With patterns on both sides, both additionalProperties are true, or
+      // the patterns are the same: each side's pattern schemas as they are.
+      if (same_patterns) {
+        // One entry per pattern: the conjunction of its schemas on both sides.
+        for (const auto& [pattern, unused] : t->pattern_properties) {
+          if (std::any_of(patterns.begin(), patterns.end(),
+                          [&p = pattern](const auto& pp) { return pp.first == p; })) {
+            continue;
+          }
+          std::vector<NodeId> values;
+          for (const SchemaNode* x : {static_cast<const SchemaNode*>(t), &b}) {
+            for (const auto& [other, value] : x->pattern_properties) {
+              if (other == pattern) values.push_back(value);
+            }
+          }
+          absl::StatusOr<NodeId> c = ConjAll(values, ptr);
+          if (!c.ok()) return c.status();
+          patterns.emplace_back(pattern, *c);
+        }
+      } else {
+        if (absl::Status st = add_patterns(*t, b.additional_properties); !st.ok()) return st;
+        if (absl::Status st = add_patterns(b, t->additional_properties); !st.ok()) return st;
+      }
       absl::StatusOr<NodeId> c = Conj(t->additional_properties, b.additional_properties, ptr);
       if (!c.ok()) return c.status();
       t->properties = std::move(properties);

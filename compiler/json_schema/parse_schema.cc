@@ -288,6 +288,11 @@ class Parser {
   bool Locate(const std::string& pointer, element* out) const;
   absl::StatusOr<NodeId> NodeForDynamicRef(std::string_view ref, const std::string& base,
                                            const std::string& at);
+  // The $dynamicRef's target where it does not depend on the path from the
+  // node being filled (the same decisions as NodeForDynamicRef, for
+  // unevaluated keywords): nullopt where it does.
+  absl::StatusOr<std::optional<std::pair<element, std::string>>> StaticDynamicRefTarget(
+      std::string_view ref, const std::string& base, const std::string& at);
   absl::StatusOr<NodeId> NodeForRecursiveRef(std::string_view ref, const std::string& base,
                                              const std::string& at);
   absl::Status RecheckDynamicDecisions() const;
@@ -358,6 +363,11 @@ class Parser {
   // name ("" for $recursiveAnchor) and where, re-checked once every place a
   // $ref reached has been indexed.
   std::vector<std::pair<std::string, std::string>> single_resource_decisions_;
+  // The documents (URIs without fragment) that indexed $refs and
+  // $dynamicRefs name, in the order met: PreloadDocuments() loads the other
+  // documents among them before the dynamic anchors are counted.
+  std::vector<std::string> referenced_documents_;
+  absl::Status PreloadDocuments();
   // Per-node state of the keyword loop (numeric forms that pair up).
   struct Bounds {
     std::optional<Decimal> minimum, maximum, exclusive_minimum, exclusive_maximum;
@@ -409,6 +419,14 @@ absl::Status Parser::Index(element e, const std::string& pointer, const std::str
     }
   }
   SplitFragment(new_base, &base_no_fragment, &unused);
+  for (const char* key : {"$ref", "$dynamicRef"}) {
+    std::string_view ref;
+    if (obj[key].get(ref) == simdjson::SUCCESS) {
+      std::string uri, fragment;
+      SplitFragment(ResolveUri(new_base, ref), &uri, &fragment);
+      referenced_documents_.push_back(std::move(uri));
+    }
+  }
   for (const char* key : {"$anchor", "$dynamicAnchor"}) {
     std::string_view anchor;
     if (obj[key].get(anchor) == simdjson::SUCCESS) {
@@ -631,6 +649,15 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
     if (!target.ok()) return target.status();
     return SchemaAt{target->first, target->second};
   };
+  context.resolve_dynamic_ref =
+      [this](std::string_view ref,
+             const std::string& pointer) -> absl::StatusOr<std::optional<SchemaAt>> {
+    absl::StatusOr<std::optional<std::pair<element, std::string>>> target =
+        StaticDynamicRefTarget(ref, BaseFor(pointer), pointer);
+    if (!target.ok()) return target.status();
+    if (!*target) return std::optional<SchemaAt>();
+    return std::optional<SchemaAt>(SchemaAt{(*target)->first, (*target)->second});
+  };
   absl::StatusOr<Evaluation> evaluation = EvaluatedBy({schema, ptr}, kind, context, at);
   if (!evaluation.ok()) return evaluation.status();
   const EvaluatedSet& always = evaluation->always;
@@ -639,8 +666,21 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
   if (!rest.ok()) return rest.status();
   if (*rest == kTrueNode) return absl::OkStatus();
   // A node where the members (items) outside `evaluated` match `rest`.
-  auto closing = [&](const EvaluatedSet& evaluated) -> NodeId {
+  auto closing = [&](const EvaluatedSet& evaluated) -> absl::StatusOr<NodeId> {
     if (evaluated.all) return kTrueNode;
+    // Items matching a contains schema are evaluated: the others match `rest`.
+    NodeId item_rest = *rest;
+    if (!evaluated.contains.empty()) {
+      std::vector<NodeId> either;
+      for (const SchemaAt& c : evaluated.contains) {
+        absl::StatusOr<NodeId> matched = NodeFor(c.value, c.pointer);
+        if (!matched.ok()) return matched.status();
+        either.push_back(*matched);
+      }
+      either.push_back(*rest);
+      item_rest = NewNode(at);
+      schema_.nodes[item_rest].any_of = std::move(either);
+    }
     const NodeId part = NewNode(at);
     SchemaNode& close = schema_.nodes[part];
     if (kind == Unevaluated::kProperties) {
@@ -652,7 +692,7 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
       close.additional_properties = *rest;
     } else {
       close.prefix_items.assign(evaluated.prefix, kTrueNode);
-      close.items = *rest;
+      close.items = item_rest;
     }
     return part;
   };
@@ -696,7 +736,9 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
           parts.push_back(*g);
         }
       }
-      parts.push_back(closing(evaluated));
+      absl::StatusOr<NodeId> closed = closing(evaluated);
+      if (!closed.ok()) return closed.status();
+      parts.push_back(*closed);
       const NodeId term = NewNode(at);
       schema_.nodes[term].all_of = std::move(parts);
       terms.push_back(term);
@@ -720,13 +762,16 @@ absl::Status Parser::AddUnevaluated(Unevaluated kind, element value, element sch
       bounds_.has_additional_properties = true;
       return absl::OkStatus();
     }
-  } else if (always.prefix == node->prefix_items.size() && node->items == kTrueNode) {
+  } else if (always.prefix == node->prefix_items.size() && node->items == kTrueNode &&
+             always.contains.empty()) {
     node->items = *rest;
     return absl::OkStatus();
   }
   // An allOf part that declares the evaluated names and patterns (prefix) as
   // `true` and closes the rest.
-  node->all_of.push_back(closing(always));
+  absl::StatusOr<NodeId> closed = closing(always);
+  if (!closed.ok()) return closed.status();
+  node->all_of.push_back(*closed);
   return absl::OkStatus();
 }
 
@@ -776,6 +821,40 @@ absl::StatusOr<NodeId> Parser::NodeForDynamicRef(std::string_view ref, const std
       here);
 }
 
+absl::StatusOr<std::optional<std::pair<element, std::string>>> Parser::StaticDynamicRefTarget(
+    std::string_view ref, const std::string& base, const std::string& at) {
+  using Target = std::optional<std::pair<element, std::string>>;
+  auto resolved = [&](std::string_view r, const std::string& b) -> absl::StatusOr<Target> {
+    absl::StatusOr<std::pair<element, std::string>> t = ResolveRef(r, b, at, "$dynamicRef");
+    if (!t.ok()) return t.status();
+    return Target(*std::move(t));
+  };
+  std::string uri, fragment;
+  SplitFragment(ResolveUri(base, ref), &uri, &fragment);
+  fragment = PercentDecode(fragment);
+  auto declaring = dynamic_anchor_resources_.find(fragment);
+  if (fragment.empty() || fragment[0] == '/' || declaring == dynamic_anchor_resources_.end() ||
+      !declaring->second.contains(uri)) {
+    return resolved(ref, base);  // No bookend: a plain reference.
+  }
+  std::string root_resource, unused;
+  SplitFragment(BaseFor(""), &root_resource, &unused);
+  if (declaring->second.contains(root_resource)) {
+    return resolved(absl::StrCat("#", fragment), root_resource);
+  }
+  if (declaring->second.size() == 1) {
+    single_resource_decisions_.emplace_back(fragment, Child(at, "$dynamicRef"));
+    return resolved(ref, base);
+  }
+  // The outermost declaring resource on this node's path is fixed once met:
+  // resources entered further in cannot change it.
+  if (auto outermost = scope_.find(fragment);
+      tracked_.contains(fragment) && outermost != scope_.end()) {
+    return resolved(absl::StrCat("#", fragment), outermost->second);
+  }
+  return Target();
+}
+
 // 2019-09 $recursiveRef ("#" only). The target is the current resource's root
 // unless that root has "$recursiveAnchor": true; then validators walk the
 // dynamic scope outwards through resources that have it too. Only one
@@ -802,6 +881,22 @@ absl::StatusOr<NodeId> Parser::NodeForRecursiveRef(std::string_view ref, const s
     single_resource_decisions_.emplace_back("", here);
   }
   return NodeForRef(ref, base, at, "$recursiveRef");
+}
+
+// Which $dynamicAnchor names depend on the dynamic scope (tracked_) is
+// decided from every resource that declares them, so the documents the
+// schema refers to, and those they refer to, are loaded (and indexed) before
+// that count: a metaschema reached by {"$ref": ".../2020-12/schema"}
+// declares "meta" in 8 resources. A document that cannot be loaded is left
+// to the $ref that reaches it, which reports why (or is never reached).
+absl::Status Parser::PreloadDocuments() {
+  for (size_t i = 0; i < referenced_documents_.size(); ++i) {
+    const std::string uri = referenced_documents_[i];  // Loading appends.
+    if (resource_pointer_.contains(uri)) continue;
+    absl::StatusOr<bool> loaded = LoadDocument(uri, "", "$ref");
+    if (!loaded.ok() && resource_pointer_.contains(uri)) return loaded.status();
+  }
+  return absl::OkStatus();
 }
 
 // A $ref into a place the first index pass did not visit indexes it late: a
@@ -1317,6 +1412,7 @@ absl::StatusOr<Schema> Parser::Run(std::string_view text) {
   }
   resource_pointer_[std::string(kDefaultBaseUri)] = "";
   if (absl::Status s = Index(root_, "", std::string(kDefaultBaseUri)); !s.ok()) return s;
+  if (absl::Status s = PreloadDocuments(); !s.ok()) return s;
   std::string root_resource, unused;
   SplitFragment(BaseFor(""), &root_resource, &unused);
   for (const auto& [name, declaring] : dynamic_anchor_resources_) {

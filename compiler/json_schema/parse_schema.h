@@ -35,7 +35,9 @@
 // resolves when that document is known: one of ParseOptions::resources (the
 // caller's), else a built-in metaschema (metaschemas.h); it is read under the
 // referring schema's draft (one declaring another `$schema` is refused by
-// name), and only the parts reached are parsed. Any other document is
+// name), and only the parts reached are parsed (the documents referred to
+// are loaded and indexed up front, so that the $dynamicAnchors they declare
+// are counted when deciding which $dynamicRefs depend on the path). Any other document is
 // refused by name (Unimplemented, "remote $ref"): nothing is fetched.
 // Schema parts of another document are named by absolute URI and pointer,
 // "http://localhost:1234/tree.json#/definitions/node", in nodes and errors.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/errors/spec_location.h"
@@ -22,6 +23,9 @@ std::string Child(const std::string& pointer, std::string_view token) {
 constexpr const char* kConditionalMaps[] = {"dependentSchemas", "dependencies"};
 // Options of one keyword past this many combinations are refused.
 constexpr size_t kMaxAnyOfBranches = 4;
+// A conditional's options (with those of the conditionals nested in its
+// branches) past this many are refused.
+constexpr size_t kMaxOptions = 64;
 
 }  // namespace
 
@@ -38,17 +42,27 @@ void EvaluatedUnion(const EvaluatedSet& from, EvaluatedSet* into) {
     }
   }
   into->prefix = std::max(into->prefix, from.prefix);
+  for (const SchemaAt& c : from.contains) {
+    if (std::none_of(into->contains.begin(), into->contains.end(),
+                     [&](const SchemaAt& x) { return x.pointer == c.pointer; })) {
+      into->contains.push_back(c);
+    }
+  }
 }
 
 namespace {
 
 class Walker {
  public:
-  // `strict`: conditional applicators that evaluate something are refused
-  // (a branch's own evaluation), else they become choices.
+  // A branch's options by its pointer, shared by the walks of one keyword:
+  // they depend on the branch alone, and a branch reached along many paths
+  // (a $defs chain of anyOf pairs) would otherwise be walked once per path.
+  using Memo = absl::flat_hash_map<std::string, std::vector<EvaluationOption>>;
+
+  // `depth`: how deep the walk that starts this one (a branch's) already is.
   Walker(Unevaluated kind, const EvaluationContext& context, const std::string& keyword_pointer,
-         bool strict)
-      : kind_(kind), context_(context), at_(keyword_pointer), strict_(strict) {}
+         int depth, Memo* memo)
+      : kind_(kind), context_(context), at_(keyword_pointer), depth_(depth), memo_(memo) {}
 
   // Adds what `s`, applied to every instance, evaluates; `own` leaves out
   // the unevaluated keyword being resolved.
@@ -84,11 +98,22 @@ class Walker {
       }
       if (!own && has("unevaluatedItems")) out_.all = true;
       if (has("contains")) {
-        return Refuse("contains", Child(s.pointer, "contains"), "the items it matches");
+        EvaluatedSet matched;
+        matched.contains.push_back({v, Child(s.pointer, "contains")});
+        EvaluatedUnion(matched, &out_);
       }
     }
-    for (const char* dynamic : {"$dynamicRef", "$recursiveRef"}) {
-      if (has(dynamic)) return Refuse(dynamic, Child(s.pointer, dynamic), "its target");
+    if (has("$dynamicRef") && v.type() == element_type::STRING && context_.resolve_dynamic_ref) {
+      absl::StatusOr<std::optional<SchemaAt>> target =
+          context_.resolve_dynamic_ref(std::string_view(v), s.pointer);
+      if (!target.ok()) return target.status();
+      if (!*target) return Refuse("$dynamicRef", Child(s.pointer, "$dynamicRef"), "its target");
+      if (absl::Status st = Always(**target, false); !st.ok()) return st;
+    } else if (has("$dynamicRef")) {
+      return Refuse("$dynamicRef", Child(s.pointer, "$dynamicRef"), "its target");
+    }
+    if (has("$recursiveRef")) {
+      return Refuse("$recursiveRef", Child(s.pointer, "$recursiveRef"), "its target");
     }
     if (has("allOf") && v.type() == element_type::ARRAY) {
       size_t i = 0;
@@ -112,19 +137,19 @@ class Walker {
       for (element branch : simdjson::dom::array(v)) {
         branches.push_back({branch, absl::StrCat(Child(s.pointer, applicator), "/", i++)});
       }
-      std::vector<EvaluatedSet> sets;
+      std::vector<std::vector<EvaluationOption>> per_branch;
       bool any = false;
       for (const SchemaAt& branch : branches) {
-        absl::StatusOr<EvaluatedSet> set = BranchSet(branch, applicator);
-        if (!set.ok()) return set.status();
-        any = any || !Empty(*set);
-        sets.push_back(*std::move(set));
+        absl::StatusOr<std::vector<EvaluationOption>> options = BranchOptions(branch);
+        if (!options.ok()) return options.status();
+        any = any || !AllEmpty(*options);
+        per_branch.push_back(Guarded({Guard::kValid, branch, ""}, *std::move(options)));
       }
       if (!any) continue;
       std::vector<EvaluationOption> options;
       if (applicator[0] == 'o') {  // oneOf (kept as is): exactly one branch holds.
-        for (size_t b = 0; b < branches.size(); ++b) {
-          options.push_back({{{Guard::kValid, branches[b], ""}}, sets[b]});
+        for (const std::vector<EvaluationOption>& branch_options : per_branch) {
+          options.insert(options.end(), branch_options.begin(), branch_options.end());
         }
       } else {  // anyOf: the branches that hold, a non-empty subset.
         if (branches.size() > kMaxAnyOfBranches) {
@@ -133,46 +158,54 @@ class Walker {
                                      " branches validate (at most 4 are resolved)"));
         }
         for (uint32_t subset = 1; subset < (1u << branches.size()); ++subset) {
-          EvaluationOption option;
+          std::vector<EvaluationOption> combined = {EvaluationOption()};
           for (size_t b = 0; b < branches.size(); ++b) {
-            if (!((subset >> b) & 1)) continue;
-            option.guards.push_back({Guard::kValid, branches[b], ""});
-            EvaluatedUnion(sets[b], &option.evaluated);
+            if ((subset >> b) & 1) combined = Product(combined, per_branch[b]);
           }
-          options.push_back(std::move(option));
+          options.insert(options.end(), combined.begin(), combined.end());
         }
       }
+      if (options.size() > kMaxOptions) return TooManyOptions(applicator, s.pointer);
       choices_.push_back(std::move(options));
     }
     if (has("if")) {
       const SchemaAt condition{v, Child(s.pointer, "if")};
-      absl::StatusOr<EvaluatedSet> when = BranchSet(condition, "if");
+      absl::StatusOr<std::vector<EvaluationOption>> when = BranchOptions(condition);
       if (!when.ok()) return when.status();
-      EvaluatedSet then_set, else_set;
+      std::vector<EvaluationOption> then_options = {EvaluationOption()};
+      std::vector<EvaluationOption> else_options = {EvaluationOption()};
       for (const char* branch : {"then", "else"}) {
         if (!has(branch)) continue;
-        absl::StatusOr<EvaluatedSet> set = BranchSet({v, Child(s.pointer, branch)}, branch);
-        if (!set.ok()) return set.status();
-        (branch[0] == 't' ? then_set : else_set) = *std::move(set);
+        absl::StatusOr<std::vector<EvaluationOption>> options =
+            BranchOptions({v, Child(s.pointer, branch)});
+        if (!options.ok()) return options.status();
+        (branch[0] == 't' ? then_options : else_options) = *std::move(options);
       }
-      EvaluatedUnion(then_set, &*when);
-      if (!Empty(*when) || !Empty(else_set)) {
-        choices_.push_back({{{{Guard::kValid, condition, ""}}, *std::move(when)},
-                            {{{Guard::kInvalid, condition, ""}}, std::move(else_set)}});
+      // `if` holds: its options with then's; it fails: else's.
+      std::vector<EvaluationOption> options =
+          Product(Guarded({Guard::kValid, condition, ""}, *std::move(when)), then_options);
+      const bool evaluates = !AllEmpty(options) || !AllEmpty(else_options);
+      for (EvaluationOption& o : Guarded({Guard::kInvalid, condition, ""}, else_options)) {
+        options.push_back(std::move(o));
       }
+      if (options.size() > kMaxOptions) return TooManyOptions("if", s.pointer);
+      if (evaluates) choices_.push_back(std::move(options));
     }
     for (const char* applicator : kConditionalMaps) {
       if (!has(applicator) || v.type() != element_type::OBJECT) continue;
       for (auto field : simdjson::dom::object(v)) {
         if (field.value.type() == element_type::ARRAY) continue;  // Key lists evaluate nothing.
         const std::string where = Child(Child(s.pointer, applicator), field.key);
-        absl::StatusOr<EvaluatedSet> set = BranchSet({field.value, where}, applicator);
+        absl::StatusOr<std::vector<EvaluationOption>> set = BranchOptions({field.value, where});
         if (!set.ok()) return set.status();
-        if (Empty(*set)) continue;
-        // Present: the dependent schema's set; absent (or present: the
+        if (AllEmpty(*set)) continue;
+        // Present: the dependent schema's options; absent (or present: the
         // smaller set is the stronger closing, so it may stand for both).
-        choices_.push_back({{{{Guard::kKeyPresent, {}, std::string(field.key)}}, *std::move(set)},
-                            {{}, EvaluatedSet()}});
+        std::vector<EvaluationOption> options =
+            Guarded({Guard::kKeyPresent, {}, std::string(field.key)}, *std::move(set));
+        options.push_back(EvaluationOption());
+        if (options.size() > kMaxOptions) return TooManyOptions(applicator, s.pointer);
+        choices_.push_back(std::move(options));
       }
     }
     return absl::OkStatus();
@@ -182,73 +215,57 @@ class Walker {
 
  private:
   static bool Empty(const EvaluatedSet& e) {
-    return !e.all && e.names.empty() && e.patterns.empty() && e.prefix == 0;
+    return !e.all && e.names.empty() && e.patterns.empty() && e.prefix == 0 && e.contains.empty();
   }
 
-  // What a conditional branch evaluates; it must not hold choices itself.
-  absl::StatusOr<EvaluatedSet> BranchSet(const SchemaAt& branch, const char* applicator) {
-    if (strict_) {
-      absl::StatusOr<bool> evaluates = Evaluates(branch);
-      if (!evaluates.ok()) return evaluates.status();
-      if (*evaluates) return Refuse(applicator, branch.pointer, "whether it validates");
-      return EvaluatedSet();
+  static bool AllEmpty(const std::vector<EvaluationOption>& options) {
+    return std::all_of(options.begin(), options.end(),
+                       [](const EvaluationOption& o) { return Empty(o.evaluated); });
+  }
+
+  // `guard` added to every option.
+  static std::vector<EvaluationOption> Guarded(const Guard& guard,
+                                               std::vector<EvaluationOption> options) {
+    for (EvaluationOption& o : options) o.guards.insert(o.guards.begin(), guard);
+    return options;
+  }
+
+  // Every pair of an option of `a` and one of `b`: both guards, both sets.
+  static std::vector<EvaluationOption> Product(const std::vector<EvaluationOption>& a,
+                                               const std::vector<EvaluationOption>& b) {
+    std::vector<EvaluationOption> out;
+    for (const EvaluationOption& x : a) {
+      for (const EvaluationOption& y : b) {
+        EvaluationOption both = x;
+        both.guards.insert(both.guards.end(), y.guards.begin(), y.guards.end());
+        EvaluatedUnion(y.evaluated, &both.evaluated);
+        out.push_back(std::move(both));
+      }
     }
-    Walker inner(kind_, context_, at_, /*strict=*/true);
+    return out;
+  }
+
+  // What a conditional branch evaluates where it validates: its
+  // always-applied set with each combination of the options of the
+  // conditionals inside it (their guards hold inside a valid branch, so the
+  // closing stays monotone and exact, as for the outermost ones).
+  absl::StatusOr<std::vector<EvaluationOption>> BranchOptions(const SchemaAt& branch) {
+    if (auto known = memo_->find(branch.pointer); known != memo_->end()) return known->second;
+    Walker inner(kind_, context_, at_, depth_, memo_);
     if (absl::Status st = inner.Always(branch, false); !st.ok()) return st;
-    return std::move(inner.out_);
+    std::vector<EvaluationOption> options = {{{}, std::move(inner.out_)}};
+    for (const std::vector<EvaluationOption>& choice : inner.choices_) {
+      options = Product(options, choice);
+      if (options.size() > kMaxOptions) return TooManyOptions("the conditionals", branch.pointer);
+    }
+    memo_->emplace(branch.pointer, options);
+    return options;
   }
 
-  // Whether `s` (applied to some instances) can evaluate members / items of
-  // this instance: it or an in-place subschema (`not` aside) has a keyword
-  // that evaluates them.
-  absl::StatusOr<bool> Evaluates(const SchemaAt& s) {
-    Depth depth(this);
-    if (depth_ > kMaxDepth) return TooDeep(s.pointer);
-    if (s.value.type() != element_type::OBJECT) return false;
-    if (!evaluates_seen_.insert(s.pointer).second) return false;  // Decided where first met.
-    simdjson::dom::object obj(s.value);
-    element v;
-    auto has = [&](const char* k) {
-      return context_.known(k) && obj[k].get(v) == simdjson::SUCCESS;
-    };
-    const bool properties = kind_ == Unevaluated::kProperties;
-    for (const char* k :
-         properties ? std::vector<const char*>{"properties", "patternProperties",
-                                               "additionalProperties", "unevaluatedProperties"}
-                    : std::vector<const char*>{"prefixItems", "items", "additionalItems",
-                                               "contains", "unevaluatedItems"}) {
-      if (has(k)) return true;
-    }
-    if (has("$dynamicRef") || has("$recursiveRef")) return true;  // Not followed here.
-    std::vector<SchemaAt> parts;
-    for (const char* applicator : {"allOf", "anyOf", "oneOf", "if", "then", "else"}) {
-      if (!has(applicator)) continue;
-      const std::string where = Child(s.pointer, applicator);
-      if (v.type() == element_type::ARRAY) {
-        size_t i = 0;
-        for (element branch : simdjson::dom::array(v)) {
-          parts.push_back({branch, absl::StrCat(where, "/", i++)});
-        }
-      } else {
-        parts.push_back({v, where});
-      }
-    }
-    for (const char* applicator : kConditionalMaps) {
-      if (!has(applicator) || v.type() != element_type::OBJECT) continue;
-      for (auto field : simdjson::dom::object(v)) {
-        parts.push_back({field.value, Child(Child(s.pointer, applicator), field.key)});
-      }
-    }
-    if (has("$ref") && v.type() == element_type::STRING) {
-      absl::StatusOr<SchemaAt> target = context_.resolve_ref(std::string_view(v), s.pointer);
-      if (!target.ok()) return target.status();
-      parts.push_back(*target);
-    }
-    for (const SchemaAt& part : parts) {
-      absl::StatusOr<bool> evaluates = Evaluates(part);
-      if (!evaluates.ok() || *evaluates) return evaluates;
-    }
-    return false;
+  absl::Status TooManyOptions(const std::string& applicator, const std::string& where) {
+    return Refuse(
+        applicator, where,
+        absl::StrCat("which of its branches validate (more than ", kMaxOptions, " combinations)"));
   }
 
   absl::Status Refuse(const std::string& applicator, const std::string& where,
@@ -284,11 +301,11 @@ class Walker {
   const Unevaluated kind_;
   const EvaluationContext& context_;
   const std::string at_;
-  const bool strict_;
   int depth_ = 0;
+  Memo* const memo_;
   EvaluatedSet out_;
   std::vector<std::vector<EvaluationOption>> choices_;
-  absl::flat_hash_set<std::string> always_seen_, evaluates_seen_;
+  absl::flat_hash_set<std::string> always_seen_;
 };
 
 }  // namespace
@@ -296,7 +313,8 @@ class Walker {
 absl::StatusOr<Evaluation> EvaluatedBy(const SchemaAt& schema, Unevaluated kind,
                                        const EvaluationContext& context,
                                        const std::string& keyword_pointer) {
-  Walker walker(kind, context, keyword_pointer, /*strict=*/false);
+  Walker::Memo memo;
+  Walker walker(kind, context, keyword_pointer, /*depth=*/0, &memo);
   if (absl::Status s = walker.Always(schema, /*own=*/true); !s.ok()) return s;
   return std::move(walker).Result();
 }

@@ -18,15 +18,19 @@
 // closing is monotone (evaluating more only weakens it): the combination of
 // the options that do hold is among them, and any combination whose guards
 // hold evaluates no more than the instance's real evaluation does. A
-// branch's own evaluation must be static (a conditional inside a conditional
-// that evaluates something is refused by name), as are `contains` and
-// dynamic references beside the keyword. `not` never evaluates (its
-// annotations are dropped).
+// branch's options are its always-applied set with each combination of the
+// options of the conditionals inside it (their guards added: they hold inside
+// a valid branch, so the same argument applies), at most 64 per conditional.
+// `contains` evaluates the items it matches: the closing's items are then
+// "matches one of the contains schemas, or the unevaluated keyword's
+// schema". Dynamic references whose target depends on the path are refused
+// by name. `not` never evaluates (its annotations are dropped).
 #ifndef MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 #define MASKD_COMPILER_JSON_SCHEMA_UNEVALUATED_H_
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,19 +41,22 @@
 
 namespace maskd::json_schema {
 
+enum class Unevaluated { kProperties, kItems };
+
+struct SchemaAt {
+  simdjson::dom::element value;
+  std::string pointer;
+};
+
 // What the always-applied parts of a schema evaluate at its instance.
 struct EvaluatedSet {
   bool all = false;                   // Every member / item.
   std::vector<std::string> names;     // properties (no duplicates).
   std::vector<std::string> patterns;  // patternProperties (no duplicates).
   uint64_t prefix = 0;                // Items 0..prefix-1.
-};
-
-enum class Unevaluated { kProperties, kItems };
-
-struct SchemaAt {
-  simdjson::dom::element value;
-  std::string pointer;
+  // `contains` subschemas: the items matching one are evaluated (where the
+  // contains keyword holds, which it does wherever its schema applies).
+  std::vector<SchemaAt> contains;  // No two at one pointer.
 };
 
 // What must hold for an option of a conditional applicator.
@@ -76,6 +83,11 @@ struct EvaluationContext {
   // The target of the $ref in the schema at `pointer`.
   std::function<absl::StatusOr<SchemaAt>(std::string_view ref, const std::string& pointer)>
       resolve_ref;
+  // The target of the $dynamicRef in the schema at `pointer` where it does
+  // not depend on the path that reaches it (nullopt where it does).
+  std::function<absl::StatusOr<std::optional<SchemaAt>>(std::string_view ref,
+                                                        const std::string& pointer)>
+      resolve_dynamic_ref;
 };
 
 // The evaluation of `schema` (its own `keyword` left out) for the

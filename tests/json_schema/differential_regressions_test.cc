@@ -277,5 +277,130 @@ TEST(AsciiSpellingTest, BuiltinJsonTakesBothSpellings) {
   }
 }
 
+// allOf parts that both have patternProperties, one with a non-trivial
+// additionalProperties, were left unmerged and refused ("allOf whose parts
+// cannot be merged"); with the same patterns on both sides they merge
+// exactly. That is unevaluatedProperties beside an `if` without then/else
+// (JSON-Schema-Test-Suite 2020-12 "unevaluatedProperties can see
+// annotations from if without then and else").
+TEST(SamePatternsMergeTest, PatternPartsWithAdditionalPropertiesMerge) {
+  auto merged = Compile(
+      R"({"allOf":[{"patternProperties":{"^f":{"type":"string"}}},
+                   {"patternProperties":{"^f":true},"additionalProperties":{"type":"null"}}]})");
+  ASSERT_NE(merged, nullptr);
+  {
+    EXPECT_TRUE(Accepts(merged, R"({"foo": "a", "fa": "b"})"));
+    EXPECT_TRUE(Accepts(merged, R"({"foo": "a", "bar": null})"));
+    EXPECT_FALSE(Accepts(merged, R"({"foo": 1})"));    // The first part's pattern schema.
+    EXPECT_FALSE(Accepts(merged, R"({"bar": "a"})"));  // The second's additionalProperties.
+    EXPECT_TRUE(Accepts(merged, "{}"));
+  }
+  auto if_only = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "if": {"patternProperties": {"foo": {"type": "string"}}}, "unevaluatedProperties": false})");
+  ASSERT_NE(if_only, nullptr);
+  {
+    EXPECT_TRUE(Accepts(if_only, R"({"foo": "a"})"));
+    EXPECT_TRUE(Accepts(if_only, R"({"xfoo": "a", "foo": "b"})"));
+    EXPECT_TRUE(Accepts(if_only, "{}"));
+    EXPECT_FALSE(Accepts(if_only, R"({"bar": "a"})"));
+    EXPECT_FALSE(Accepts(if_only, R"({"foo": 1})"));  // `if` fails: nothing is evaluated.
+    EXPECT_FALSE(Accepts(if_only, R"({"foo": "a", "bar": "b"})"));
+    EXPECT_TRUE(Accepts(if_only, "3"));
+  }
+}
+
+// unevaluatedProperties beside a conditional whose branch holds another one
+// that evaluates properties ({"oneOf": [{"$ref": "#/$defs/two"}, ...]} with
+// two a oneOf) was refused ("depend on whether it validates"); the inner
+// conditional's options now join the branch's, guards and all.
+TEST(NestedConditionalsTest, UnevaluatedSeesConditionalsInsideBranches) {
+  auto g = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$defs": {"two": {"oneOf": [{"required": ["c"], "properties": {"c": true}},
+                                  {"required": ["d"], "properties": {"d": true}}]}},
+      "anyOf": [{"$ref": "#/$defs/two"},
+                {"if": {"required": ["i"], "properties": {"i": {"const": 1}}},
+                 "then": {"properties": {"t": true}}, "else": {"properties": {"e": true}}}],
+      "unevaluatedProperties": false})");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(Accepts(g, R"({"c": 1})"));
+  EXPECT_TRUE(Accepts(g, R"({"d": 1})"));
+  EXPECT_FALSE(Accepts(g, R"({"c": 1, "d": 1, "x": 1})"));  // Neither branch: no `two`.
+  EXPECT_FALSE(Accepts(g, R"({"c": 1, "x": 1})"));
+  EXPECT_TRUE(Accepts(g, R"({"i": 1, "t": 2})"));   // if holds: i and t evaluated.
+  EXPECT_FALSE(Accepts(g, R"({"i": 1, "e": 2})"));  // e only where if fails.
+  EXPECT_TRUE(Accepts(g, R"({"e": 2})"));           // if fails: its i is not evaluated...
+  EXPECT_FALSE(Accepts(g, R"({"i": 2, "e": 2})"));  // ...so i stays unevaluated.
+  EXPECT_TRUE(Accepts(g, R"({"c": 1, "e": 2})"));   // Both anyOf branches hold.
+  EXPECT_TRUE(Accepts(g, "{}"));                    // The else branch holds on {}.
+}
+
+// unevaluatedProperties beside a $dynamicRef was refused ("depend on its
+// target"); where the target does not depend on the path from the node
+// (the root declares the anchor, or the node's dynamic scope already names
+// the outermost declaring resource) the target's evaluation counts.
+TEST(UnevaluatedBesideDynamicRefTest, StaticTargetsAreEvaluated) {
+  auto rooted = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "https://example.com/derived", "$ref": "base",
+      "$defs": {
+        "derived": {"$dynamicAnchor": "addons", "properties": {"bar": {"type": "string"}}},
+        "base": {"$id": "base", "unevaluatedProperties": false,
+                 "properties": {"foo": {"type": "string"}}, "$dynamicRef": "#addons",
+                 "$defs": {"d": {"$dynamicAnchor": "addons"}}}}})");
+  ASSERT_NE(rooted, nullptr);
+  {
+    EXPECT_TRUE(Accepts(rooted, R"({"foo": "a", "bar": "b"})"));
+    EXPECT_FALSE(Accepts(rooted, R"({"foo": "a", "bar": "b", "baz": "c"})"));
+    EXPECT_FALSE(Accepts(rooted, R"({"bar": 1})"));
+  }
+  // Two resources extend genericList: which one's properties are evaluated
+  // depends on the list that led there, one node per dynamic scope.
+  auto scoped = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "https://example.com/main",
+      "anyOf": [{"$ref": "numberList"}, {"$ref": "stringList"}],
+      "$defs": {
+        "genericList": {"$id": "genericList", "$dynamicRef": "#ext",
+                        "properties": {"kind": true}, "unevaluatedProperties": false,
+                        "$defs": {"default": {"$dynamicAnchor": "ext"}}},
+        "numberList": {"$id": "numberList", "$ref": "genericList",
+                       "$defs": {"t": {"$dynamicAnchor": "ext",
+                                       "properties": {"n": {"type": "number"}}}}},
+        "stringList": {"$id": "stringList", "$ref": "genericList",
+                       "$defs": {"t": {"$dynamicAnchor": "ext",
+                                       "properties": {"s": {"type": "string"}}}}}}})");
+  ASSERT_NE(scoped, nullptr);
+  {
+    EXPECT_TRUE(Accepts(scoped, R"({"kind": 1, "n": 2})"));
+    EXPECT_TRUE(Accepts(scoped, R"({"s": "x"})"));
+    EXPECT_FALSE(Accepts(scoped, R"({"n": 2, "s": "x"})"));  // Neither list evaluates both.
+    EXPECT_FALSE(Accepts(scoped, R"({"n": "a"})"));
+    EXPECT_FALSE(Accepts(scoped, R"({"x": 1})"));
+    EXPECT_TRUE(Accepts(scoped, R"({"kind": 1})"));
+  }
+}
+
+// unevaluatedItems beside `contains` was refused ("depend on the items it
+// matches"): the items a contains schema matches are evaluated, so the
+// others must match the unevaluated schema.
+TEST(UnevaluatedBesideContainsTest, MatchedItemsAreEvaluated) {
+  auto zero = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "contains": {"type": "string"}, "minContains": 0, "unevaluatedItems": false})");
+  ASSERT_NE(zero, nullptr);
+  {
+    EXPECT_TRUE(Accepts(zero, "[]"));
+    EXPECT_TRUE(Accepts(zero, R"(["foo", "bar"])"));
+    EXPECT_FALSE(Accepts(zero, "[0]"));
+    EXPECT_FALSE(Accepts(zero, R"(["foo", 0])"));
+  }
+  auto nulls = Compile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema",
+      "contains": {"type": "string"}, "unevaluatedItems": {"type": "null"}})");
+  ASSERT_NE(nulls, nullptr);
+  {
+    EXPECT_TRUE(Accepts(nulls, R"(["a", null, "b"])"));
+    EXPECT_FALSE(Accepts(nulls, R"(["a", 1])"));
+    EXPECT_FALSE(Accepts(nulls, "[null]"));  // contains fails.
+    EXPECT_FALSE(Accepts(nulls, "[]"));
+  }
+}
+
 }  // namespace
 }  // namespace maskd
