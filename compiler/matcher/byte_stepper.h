@@ -44,7 +44,8 @@ struct LexPosition {
   // decodes it (so both json.dumps spellings of a string are one value), a
   // literal's bytes without whitespace, `,` and `:`. `in_token`: 0 outside a
   // string, 1 inside, 3 after the closing quote (nothing more is hashed).
-  uint64_t token = 0x9e3779b97f4a7c15ull;
+  static constexpr uint64_t kTokenSeed = 0x9e3779b97f4a7c15ull;
+  uint64_t token = kTokenSeed;
   uint8_t in_token = 0;
   StringCanon token_string;
   // Grammars with distinct values only: where `value` stands in a \u
@@ -70,7 +71,15 @@ class ByteStepper {
   // whatever keys were written: Step never enters a state where only taken
   // keys live (LiveFor), so the bytes read are those of the allowed set.
   LexPosition Start(const EarleyParser& parser) const {
-    return {grammar_.LexerStart(parser.LexAllowed()), false, false, kValueSeed, {}, {}};
+    return {grammar_.LexerStart(parser.LexAllowed()),
+            false,
+            false,
+            kValueSeed,
+            {},
+            LexPosition::kTokenSeed,
+            0,
+            {},
+            {}};
   }
 
   // Whether lexer state `s`, from a start of the parser's top set, holds a
@@ -103,7 +112,7 @@ class ByteStepper {
       return false;
     }
     if (track_values_) [[unlikely]] {
-      LexPosition fresh{restart, false, false, kValueSeed, {}, {}};
+      LexPosition fresh{restart, false, false, kValueSeed, {}, LexPosition::kTokenSeed, 0, {}, {}};
       if (!Advance(parser, fresh, restart, b)) {
         parser.Pop(1);
         return false;
@@ -111,7 +120,7 @@ class ByteStepper {
       pos = fresh;
       return true;
     }
-    pos = {restart, true, false, 0, {}, {}};
+    pos = {restart, true, false, 0, {}, LexPosition::kTokenSeed, 0, {}, {}};
     return true;
   }
 
@@ -121,9 +130,9 @@ class ByteStepper {
   // starts only keys the frame has had.
   bool Begin(EarleyParser& parser, regex::StateId lexer, uint8_t b, LexPosition* pos) {
     if (!LiveFor(parser, lexer)) return false;
-    *pos = {lexer, true, false, 0, {}, {}};
+    *pos = {lexer, true, false, 0, {}, LexPosition::kTokenSeed, 0, {}, {}};
     if (!track_values_) return true;
-    LexPosition fresh{lexer, false, false, kValueSeed, {}, {}};
+    LexPosition fresh{lexer, false, false, kValueSeed, {}, LexPosition::kTokenSeed, 0, {}, {}};
     if (!Advance(parser, fresh, lexer, b)) return false;
     *pos = fresh;
     return true;
@@ -170,7 +179,8 @@ class ByteStepper {
   // accepting there is a distinct value (otherwise the parser drops the
   // distinct ones when the lexeme ends: ScanAny).
   bool Advance(const EarleyParser& parser, LexPosition& pos, regex::StateId next, uint8_t b) {
-    LexPosition out{next, true, pos.value_done, pos.value, {}, pos.token, pos.in_token, pos.token_string, pos.string};
+    LexPosition out{next,      true,         pos.value_done,   pos.value, {},
+                    pos.token, pos.in_token, pos.token_string, pos.string};
     if (track_numbers_ && !AdvanceNumber(parser, pos.number, out, next, b)) return false;
     if (track_items_) {
       if (!track_numbers_) {
