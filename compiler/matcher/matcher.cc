@@ -695,11 +695,12 @@ class MatcherImpl final : public Matcher {
             i = trie.subtree_end(i);
             continue;
           }
-          walk_stack_.push_back({trie.subtree_end(i),
-                                 i,
-                                 {{known->lexer, true, false, 0, {}, {}}, 0},
-                                 known->set,
-                                 covered});
+          walk_stack_.push_back(
+              {trie.subtree_end(i),
+               i,
+               {{known->lexer, true, false, 0, {}, LexPosition::kTokenSeed, 0, {}, {}}, 0},
+               known->set,
+               covered});
           SetTokens(trie, i, words);
           ++i;
           continue;
