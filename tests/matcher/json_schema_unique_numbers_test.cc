@@ -20,12 +20,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/json_schema/reference_validator.h"
+#include "tests/matcher/unique_items_support.h"
 #include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
 using ::testing::HasSubstr;
+using namespace unique_items_testing;  // NOLINT: the shared test helpers
 
 // Every byte, plus tokens that end a number and go on (`1,`, `0]`), start
 // one after a comma, or carry an exponent or fraction across bytes.
@@ -43,38 +45,7 @@ std::shared_ptr<testing::SmallVocabTokenizer> Vocab() {
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(const std::string& schema,
                                                                WhitespaceMode whitespace,
                                                                bool cached = true) {
-  GrammarSpec spec;
-  spec.kind = SpecKind::kJsonSchema;
-  spec.text = schema;
-  CompileOptions options;
-  options.whitespace = whitespace;
-  if (!cached) options.mask_cache_bytes = 0;
-  return CompileGrammar(spec, options, Vocab());
-}
-
-bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string& doc) {
-  auto m = Matcher::Create(g);
-  return m->AcceptBytes(doc) && m->CanStop();
-}
-
-std::vector<std::vector<std::string>> Arrays(const std::vector<std::string>& atoms,
-                                             size_t max_len) {
-  std::vector<std::vector<std::string>> out = {{}};
-  for (size_t begin = 0; begin < out.size(); ++begin) {
-    if (out[begin].size() == max_len) continue;
-    for (const std::string& a : atoms) {
-      std::vector<std::string> next = out[begin];
-      next.push_back(a);
-      out.push_back(std::move(next));
-    }
-  }
-  return out;
-}
-
-std::string Text(const std::vector<std::string>& items, const char* sep) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out + "]";
+  return CompileSchema(schema, whitespace, Vocab(), cached);
 }
 
 // Verdicts on every array of at most `max_len` atoms, spaced and compact,

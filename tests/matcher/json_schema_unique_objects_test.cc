@@ -21,12 +21,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/json_schema/reference_validator.h"
+#include "tests/matcher/unique_items_support.h"
 #include "tests/support/small_vocab_tokenizer.h"
 
 namespace maskd {
 namespace {
 
 using ::testing::HasSubstr;
+using namespace unique_items_testing;  // NOLINT: the shared test helpers
 
 // Every byte, plus tokens that close an item and go on (`}]`, `},`), close
 // a string and its object (`"}`), or span members.
@@ -63,74 +65,7 @@ std::shared_ptr<testing::SmallVocabTokenizer> MaskVocab() {
 absl::StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(
     const std::string& schema, WhitespaceMode whitespace, bool cached = true,
     bool any_order = false, std::shared_ptr<testing::SmallVocabTokenizer> vocab = Vocab()) {
-  GrammarSpec spec;
-  spec.kind = SpecKind::kJsonSchema;
-  spec.text = schema;
-  CompileOptions options;
-  options.whitespace = whitespace;
-  if (any_order) options.property_order = PropertyOrder::kAnyOrder;
-  if (!cached) options.mask_cache_bytes = 0;
-  return CompileGrammar(spec, options, vocab);
-}
-
-bool Accepts(const std::shared_ptr<const CompiledGrammar>& g, const std::string& doc) {
-  auto m = Matcher::Create(g);
-  return m->AcceptBytes(doc) && m->CanStop();
-}
-
-std::vector<std::vector<std::string>> Arrays(const std::vector<std::string>& atoms,
-                                             size_t max_len) {
-  std::vector<std::vector<std::string>> out = {{}};
-  for (size_t begin = 0; begin < out.size(); ++begin) {
-    if (out[begin].size() == max_len) continue;
-    for (const std::string& a : atoms) {
-      std::vector<std::string> next = out[begin];
-      next.push_back(a);
-      out.push_back(std::move(next));
-    }
-  }
-  return out;
-}
-
-std::string Text(const std::vector<std::string>& items, const char* sep) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out + "]";
-}
-
-// json.dumps spacing: ", " between items and members, ": " after keys.
-std::string Spaced(const std::string& compact) {
-  std::string out;
-  bool in_string = false, escaped = false;
-  for (char c : compact) {
-    out.push_back(c);
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == ',' || c == ':') out.push_back(' ');
-  }
-  return out;
-}
-
-json_schema::Schema Reference(const std::string& schema) {
-  json_schema::ParseOptions as_written;
-  as_written.rewrite_combinators = false;
-  absl::StatusOr<json_schema::Schema> reference = json_schema::ParseSchema(schema, as_written);
-  EXPECT_TRUE(reference.ok()) << schema << ": " << reference.status();
-  return *std::move(reference);
-}
-
-bool Valid(const json_schema::Schema& reference, const std::string& doc) {
-  absl::StatusOr<json_schema::JsonValue> value = json_schema::ParseJsonValue(doc);
-  return value.ok() && json_schema::ReferenceValidate(reference, reference.root, *value);
+  return CompileSchema(schema, whitespace, std::move(vocab), cached, any_order);
 }
 
 // Verdicts on every array of at most `max_len` atoms, spaced and compact.
