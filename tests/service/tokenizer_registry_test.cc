@@ -1,5 +1,7 @@
 #include "service/tokenizer_registry.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -138,7 +140,10 @@ TEST(TokenizerRegistryTest, ListIsSortedByNameThenId) {
 }
 
 TEST(TokenizerRegistryTest, PreloadReadsDirectoryAndMarksPreloaded) {
-  const std::string dir = ::testing::TempDir() + "/maskd_registry_preload";
+  // Per process: ctest runs each test of this file as its own process, in
+  // parallel, and one rewriting the file while another reads it fails both.
+  const std::string dir =
+      ::testing::TempDir() + "/maskd_registry_preload_" + std::to_string(getpid());
   ASSERT_EQ(std::system(
                 ("mkdir -p " + dir + " && printf 'vocab=12' > " + dir + "/tokenizer.json").c_str()),
             0);
@@ -171,7 +176,8 @@ TEST(TokenizerRegistryTest, ConcurrentRegistrationsOfOneContentYieldOneEntry) {
 // A preloaded tokenizer "qwen3" (vocab=12) in a registry with `limits`.
 std::unique_ptr<TokenizerRegistry> RegistryWithPreloadedQwen3(
     TokenizerRegistryLimits limits = {}, TokenizerIndexer indexer = EngineTokenizerIndexer()) {
-  const std::string dir = ::testing::TempDir() + "/maskd_registry_tenants";
+  const std::string dir =  // per process, as above
+      ::testing::TempDir() + "/maskd_registry_tenants_" + std::to_string(getpid());
   EXPECT_EQ(std::system(
                 ("mkdir -p " + dir + " && printf 'vocab=12' > " + dir + "/tokenizer.json").c_str()),
             0);
