@@ -98,21 +98,16 @@ void EarleyParser::BeginSet() {
 
 LexemeRole EarleyParser::RoleOf(const LexemeSet& lexemes, LexemeId* key) const {
   LexemeRole role = LexemeRole::kNone;
-  const LexemeSet& allowed = Allowed();
-  for (size_t w = 0; w < lexemes.words().size(); ++w) {
-    uint64_t bits = lexemes.words()[w] & allowed.words()[w];
-    while (bits != 0) {
-      const LexemeId id =
-          static_cast<LexemeId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-      bits &= bits - 1;
-      const LexemeRole r = grammar_->lexeme(id).flags.role;
-      if (r == LexemeRole::kUniqueKey) {
-        *key = id;
-        return r;
-      }
-      if (r != LexemeRole::kNone && role != LexemeRole::kDistinctValue) role = r;
+  ForEachAllowedOf(lexemes, [&](LexemeId id) {
+    const LexemeRole r = grammar_->lexeme(id).flags.role;
+    if (r == LexemeRole::kUniqueKey) {
+      *key = id;
+      role = r;
+      return false;
     }
-  }
+    if (r != LexemeRole::kNone && role != LexemeRole::kDistinctValue) role = r;
+    return true;
+  });
   return role;
 }
 
@@ -182,20 +177,17 @@ uint64_t ContainerValue(uint8_t kind, uint64_t acc) {
 
 JsonPart EarleyParser::PartOf(const LexemeSet& lexemes) const {
   JsonPart part = JsonPart::kNone;
-  const LexemeSet& allowed = Allowed();
-  for (size_t w = 0; w < lexemes.words().size(); ++w) {
-    uint64_t bits = lexemes.words()[w] & allowed.words()[w];
-    while (bits != 0) {
-      const LexemeId id =
-          static_cast<LexemeId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-      bits &= bits - 1;
-      const JsonPart p = grammar_->json_part(id);
-      // The item array's `[` wins over a plain one; a number over other
-      // scalars (the byte stepper hashes numbers by value then).
-      if (p == JsonPart::kOpenItemArray) return p;
-      if (part == JsonPart::kNone || p == JsonPart::kNumber) part = p;
+  ForEachAllowedOf(lexemes, [&](LexemeId id) {
+    const JsonPart p = grammar_->json_part(id);
+    // The item array's `[` wins over a plain one; a number over other
+    // scalars (the byte stepper hashes numbers by value then).
+    if (p == JsonPart::kOpenItemArray) {
+      part = p;
+      return false;
     }
-  }
+    if (part == JsonPart::kNone || p == JsonPart::kNumber) part = p;
+    return true;
+  });
   return part;
 }
 

@@ -13,6 +13,7 @@
 #ifndef MASKD_COMPILER_GRAMMAR_EARLEY_PARSER_H_
 #define MASKD_COMPILER_GRAMMAR_EARLEY_PARSER_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -163,6 +164,18 @@ class EarleyParser {
     uint32_t origin;
   };
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+  // Calls f(id) for each lexeme of `lexemes` the parser allows now, in
+  // increasing order, until f returns false (RoleOf, PartOf).
+  template <typename F>
+  void ForEachAllowedOf(const LexemeSet& lexemes, F&& f) const {
+    const LexemeSet& allowed = Allowed();
+    for (size_t w = 0; w < lexemes.words().size(); ++w) {
+      for (uint64_t bits = lexemes.words()[w] & allowed.words()[w]; bits != 0; bits &= bits - 1) {
+        if (!f(static_cast<LexemeId>(w * 64 + static_cast<size_t>(std::countr_zero(bits))))) return;
+      }
+    }
+  }
 
   void BeginSet();
   // Object frames: after scanning `role` (key: the unique-key lexeme) into
